@@ -1,0 +1,29 @@
+//! The one interface between models and engines.
+//!
+//! A [`TransitionSystem`] has an initial state and an on-the-fly successor function reporting
+//! `(label, state)` pairs. Label [`TAU`] (0) is the internal action. Explicit LTSs (`lts`) and
+//! CSPm processes (`csp`) implement it; the explorer and the refinement checker consume it.
+//! This module imports nothing of weft.
+
+use std::hash::Hash;
+
+/// A transition label: an index into the system's label table; [`TAU`] is internal.
+pub type Label = u32;
+
+/// The internal action's label.
+pub const TAU: Label = 0;
+
+/// A labelled transition system given by its initial state and successor function.
+pub trait TransitionSystem: Sync {
+    /// A state of the system; equal states must compare equal and hash alike.
+    type State: Clone + Eq + Hash + Send + Sync;
+
+    /// The initial state.
+    fn initial_state(&self) -> Self::State;
+
+    /// Calls `emit(label, target)` once for every outgoing transition of `state`.
+    fn for_each_successor(&self, state: &Self::State, emit: &mut dyn FnMut(Label, Self::State));
+
+    /// The printable name of `label` (`"tau"` for [`TAU`]).
+    fn label_name(&self, label: Label) -> String;
+}
