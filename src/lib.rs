@@ -4,4 +4,5 @@
 //! [`ts`]; [`lts`]. See `DESIGN.md` in the project's shared folder for the whole shape.
 
 pub mod lts;
+pub mod sync;
 pub mod ts;
