@@ -5,4 +5,5 @@
 
 pub mod lts;
 pub mod sync;
+pub mod term;
 pub mod ts;

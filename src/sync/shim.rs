@@ -2,14 +2,12 @@
 //! under `cfg(loom)`, so that the code loom model-checks is the code that runs.
 
 #[cfg(not(loom))]
-pub(crate) use std::sync::atomic::{
-    compiler_fence, fence, AtomicBool, AtomicPtr, AtomicUsize, Ordering,
-};
+pub(crate) use std::sync::atomic::{compiler_fence, fence, AtomicBool, AtomicPtr, Ordering};
 #[cfg(not(loom))]
 pub(crate) use std::sync::Arc;
 
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{fence, AtomicBool, AtomicPtr, AtomicUsize, Ordering};
+pub(crate) use loom::sync::atomic::{fence, AtomicBool, AtomicPtr, Ordering};
 #[cfg(loom)]
 pub(crate) use loom::sync::Arc;
 
@@ -88,6 +86,28 @@ impl RawMutex {
         loom::thread::yield_now();
         got
     }
+}
+
+/// A mutex for registries read inside exclusive sections (loom's under `cfg(loom)`, since a
+/// loom thread may be preempted while holding it).
+#[cfg(not(loom))]
+pub(crate) type Mutex<T> = parking_lot::Mutex<T>;
+#[cfg(not(loom))]
+pub(crate) type MutexGuard<'a, T> = parking_lot::MutexGuard<'a, T>;
+#[cfg(loom)]
+pub(crate) type Mutex<T> = loom::sync::Mutex<T>;
+#[cfg(loom)]
+pub(crate) type MutexGuard<'a, T> = loom::sync::MutexGuard<'a, T>;
+
+/// Locks `mutex`.
+#[cfg(not(loom))]
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock()
+}
+/// Locks `mutex`.
+#[cfg(loom)]
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// One turn of a busy-wait loop.
