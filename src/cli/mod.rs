@@ -5,9 +5,12 @@
 
 use clap::{Parser, Subcommand};
 
+mod info;
+
 /// Exit code when the checked property holds (or the command succeeded).
 pub const EXIT_HOLDS: i32 = 0;
 /// Exit code when the checked property does not hold.
+#[allow(dead_code)] // used by the checking subcommands
 pub const EXIT_FAILS: i32 = 1;
 /// Exit code on any error (bad input, I/O, limits).
 pub const EXIT_ERROR: i32 = 2;
@@ -24,7 +27,11 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
-enum Command {}
+enum Command {
+    /// Print sizes and facts of an LTS file: states, transitions, labels, tau transitions,
+    /// deadlocks, divergences, determinism.
+    Info(info::InfoArgs),
+}
 
 /// Parses the arguments, runs the subcommand and returns the process exit code.
 pub fn run() -> i32 {
@@ -40,7 +47,9 @@ pub fn run() -> i32 {
             return code;
         }
     };
-    let result: anyhow::Result<i32> = match cli.command {};
+    let result: anyhow::Result<i32> = match cli.command {
+        Command::Info(args) => info::run(&args),
+    };
     match result {
         Ok(code) => code,
         Err(e) => {
