@@ -297,8 +297,8 @@ fn concurrent_creation_and_collection_stress() {
 
 fn random_shape(next: &mut impl FnMut() -> u64, depth: u32) -> Shape {
     let r = next();
-    if depth == 0 || r % 4 == 0 {
-        return if r % 8 == 0 {
+    if depth == 0 || r.is_multiple_of(4) {
+        return if r.is_multiple_of(8) {
             Shape::A
         } else {
             Shape::Int((r >> 8) as i64 % 50)
