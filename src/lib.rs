@@ -3,6 +3,7 @@
 //! Layers, bottom to top (a module imports only from layers below it): `sync`; `term` and
 //! [`ts`]; [`lts`]. See `DESIGN.md` in the project's shared folder for the whole shape.
 
+pub mod explore;
 pub mod lts;
 pub mod sync;
 pub mod term;

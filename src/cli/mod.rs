@@ -5,7 +5,9 @@
 
 use clap::{Parser, Subcommand};
 
+mod explore;
 mod info;
+mod progress;
 
 /// Exit code when the checked property holds (or the command succeeded).
 pub const EXIT_HOLDS: i32 = 0;
@@ -31,6 +33,8 @@ enum Command {
     /// Print sizes and facts of an LTS file: states, transitions, labels, tau transitions,
     /// deadlocks, divergences, determinism.
     Info(info::InfoArgs),
+    /// Generate the state space of a model with the parallel breadth-first explorer.
+    Explore(explore::ExploreArgs),
 }
 
 /// Parses the arguments, runs the subcommand and returns the process exit code.
@@ -49,6 +53,7 @@ pub fn run() -> i32 {
     };
     let result: anyhow::Result<i32> = match cli.command {
         Command::Info(args) => info::run(&args),
+        Command::Explore(args) => explore::run(&args),
     };
     match result {
         Ok(code) => code,
