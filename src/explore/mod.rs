@@ -166,7 +166,9 @@ fn explore_in_pool<T: TransitionSystem>(ts: &T, opts: &ExploreOptions) -> Explor
             .par_chunks(64)
             .fold(LevelPart::default, |mut part, chunk| {
                 for (id, state) in chunk {
-                    expand(ts, opts, &index, &next_id, &limit_hit, max_states, *id, state, &mut part);
+                    expand(
+                        ts, opts, &index, &next_id, &limit_hit, max_states, *id, state, &mut part,
+                    );
                 }
                 part
             })
