@@ -6,7 +6,7 @@ use std::sync::Arc;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 
-use weft::explore::{explore, ExploreOptions, ExploreStats};
+use weft::explore::{explore, ExploreOptions, ExploreStats, LevelObserver};
 use weft::lts::aut::{read_aut_file, write_aut, AutOptions};
 use weft::ts::TransitionSystem;
 
@@ -67,7 +67,7 @@ pub(crate) fn run_exploration<T: TransitionSystem>(
         on_level: progress.as_ref().map(|p| {
             let p = p.clone();
             Arc::new(move |levels, states, transitions| p.update(levels, states, transitions))
-                as Arc<dyn Fn(u32, u64, u64) + Send + Sync>
+                as LevelObserver
         }),
     };
     let result = explore(ts, &opts);

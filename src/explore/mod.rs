@@ -23,6 +23,9 @@ mod fxhash;
 
 use fxhash::FxHasher;
 
+/// Called after each level with (levels done, states known, transitions seen).
+pub type LevelObserver = std::sync::Arc<dyn Fn(u32, u64, u64) + Send + Sync>;
+
 /// Options of an exploration.
 #[derive(Clone)]
 pub struct ExploreOptions {
@@ -34,7 +37,7 @@ pub struct ExploreOptions {
     /// limit was reached, and the result is marked incomplete.
     pub max_states: Option<u64>,
     /// Called after each level with (levels done, states known, transitions seen).
-    pub on_level: Option<std::sync::Arc<dyn Fn(u32, u64, u64) + Send + Sync>>,
+    pub on_level: Option<LevelObserver>,
 }
 
 impl Default for ExploreOptions {
