@@ -9,8 +9,10 @@ use weft::explore::{explore, ExploreOptions};
 use weft::lts::aut::{read_aut_file, AutOptions};
 use weft::lts::Lts;
 
+type Transitions = BTreeSet<(u32, u32, u32)>;
+
 /// Sequential BFS: (reachable transitions, BFS distance of each state, number of levels).
-fn oracle(lts: &Lts) -> (BTreeSet<(u32, u32, u32)>, Vec<Option<u32>>, u32) {
+fn oracle(lts: &Lts) -> (Transitions, Vec<Option<u32>>, u32) {
     let mut dist = vec![None; lts.num_states() as usize];
     let mut queue = VecDeque::from([lts.initial()]);
     dist[lts.initial() as usize] = Some(0);
