@@ -5,6 +5,8 @@
 
 use clap::{Parser, Subcommand};
 
+mod refines;
+
 /// Exit code when the checked property holds (or the command succeeded).
 pub const EXIT_HOLDS: i32 = 0;
 /// Exit code when the checked property does not hold.
@@ -24,7 +26,10 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
-enum Command {}
+enum Command {
+    /// Check that IMPL refines SPEC (FDR's `assert SPEC [FD= IMPL`; exit 0 holds, 1 not, 2 error).
+    Refines(refines::RefinesArgs),
+}
 
 /// Parses the arguments, runs the subcommand and returns the process exit code.
 pub fn run() -> i32 {
@@ -40,7 +45,9 @@ pub fn run() -> i32 {
             return code;
         }
     };
-    let result: anyhow::Result<i32> = match cli.command {};
+    let result: anyhow::Result<i32> = match cli.command {
+        Command::Refines(args) => refines::run(args),
+    };
     match result {
         Ok(code) => code,
         Err(e) => {
