@@ -25,7 +25,7 @@ struct Node {
 
 /// Where the search found a witness.
 enum Found {
-    /// The pair `node` can do `event` (to implementation state `target`); the spec cannot.
+    /// The implementation state of pair `node` can do `event`; the spec set cannot.
     Trace { node: u32, event: u32 },
     /// The pair `node` is a stable implementation state refusing what the spec cannot refuse.
     Refusal { node: u32 },

@@ -22,6 +22,9 @@ pub(crate) struct NormalForm<'a> {
     /// Event id of each specification label (index 0, tau, maps to [`TAU`]).
     event_of_label: Vec<u32>,
     facts: StateFacts,
+    /// Tau successors of state `s`: `tau_targets[tau_at[s]..tau_at[s + 1]]`.
+    tau_at: Vec<usize>,
+    tau_targets: Vec<u32>,
     /// Members of set `i`: `members[starts[i]..starts[i + 1]]`, sorted.
     starts: Vec<usize>,
     members: Vec<u32>,
@@ -50,10 +53,19 @@ pub(crate) struct NormalForm<'a> {
 impl<'a> NormalForm<'a> {
     /// The normal form of `spec`, whose label `l` is event `event_of_label[l]`.
     pub(crate) fn new(spec: &'a Lts, event_of_label: Vec<u32>) -> NormalForm<'a> {
+        let mut tau_at = Vec::with_capacity(spec.num_states() as usize + 1);
+        let mut tau_targets = Vec::new();
+        tau_at.push(0);
+        for s in 0..spec.num_states() {
+            tau_targets.extend(spec.tau_successors(s));
+            tau_at.push(tau_targets.len());
+        }
         let mut nf = NormalForm {
             spec,
             event_of_label,
             facts: StateFacts::new(spec),
+            tau_at,
+            tau_targets,
             starts: vec![0],
             members: Vec::new(),
             hashes: Vec::new(),
@@ -238,9 +250,9 @@ impl<'a> NormalForm<'a> {
             }
         }
         while let Some(s) = self.stack.pop() {
-            let (labels, targets) = self.spec.outgoing(s);
-            for (&l, &t) in labels.iter().zip(targets) {
-                if l == TAU && self.stamp[t as usize] != epoch {
+            let (lo, hi) = (self.tau_at[s as usize], self.tau_at[s as usize + 1]);
+            for &t in &self.tau_targets[lo..hi] {
+                if self.stamp[t as usize] != epoch {
                     self.stamp[t as usize] = epoch;
                     self.closure.push(t);
                     self.stack.push(t);
