@@ -6,4 +6,6 @@
 
 pub mod lts;
 pub mod refine;
+pub mod sync;
+pub mod term;
 pub mod ts;

@@ -6,8 +6,8 @@ mod refine_common;
 
 use std::path::Path;
 
+use weft::lts::aut::{read_aut_file, AutOptions};
 use weft::lts::Lts;
-use weft::refine::interim_aut::{read_aut_file, AutOptions};
 use weft::refine::Model;
 
 use refine_common::verdict_all_ways;
@@ -16,7 +16,7 @@ use refine_common::verdict_all_ways;
 /// strong preorders treat tau as visible).
 fn read(dir: &Path, name: &str, tau_visible: bool) -> Lts {
     let opts = if tau_visible {
-        AutOptions { tau_names: vec![] }
+        AutOptions { tau_labels: vec![] }
     } else {
         AutOptions::default()
     };

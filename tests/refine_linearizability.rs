@@ -10,15 +10,15 @@ mod refine_common;
 use std::path::Path;
 use std::time::Instant;
 
+use weft::lts::aut::{read_aut_file, AutOptions};
 use weft::lts::Lts;
-use weft::refine::interim_aut::{read_aut_file, AutOptions};
 use weft::refine::{Model, Search};
 
 use refine_common::run;
 
 fn read(dir: &Path, name: &str, tau_visible: bool) -> Lts {
     let opts = if tau_visible {
-        AutOptions { tau_names: vec![] }
+        AutOptions { tau_labels: vec![] }
     } else {
         AutOptions::default()
     };

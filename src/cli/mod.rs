@@ -5,11 +5,13 @@
 
 use clap::{Parser, Subcommand};
 
+mod info;
 mod refines;
 
 /// Exit code when the checked property holds (or the command succeeded).
 pub const EXIT_HOLDS: i32 = 0;
 /// Exit code when the checked property does not hold.
+#[allow(dead_code)] // used by the checking subcommands
 pub const EXIT_FAILS: i32 = 1;
 /// Exit code on any error (bad input, I/O, limits).
 pub const EXIT_ERROR: i32 = 2;
@@ -27,6 +29,9 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Print sizes and facts of an LTS file: states, transitions, labels, tau transitions,
+    /// deadlocks, divergences, determinism.
+    Info(info::InfoArgs),
     /// Check that IMPL refines SPEC (FDR's `assert SPEC [FD= IMPL`; exit 0 holds, 1 not, 2 error).
     Refines(refines::RefinesArgs),
 }
@@ -46,6 +51,7 @@ pub fn run() -> i32 {
         }
     };
     let result: anyhow::Result<i32> = match cli.command {
+        Command::Info(args) => info::run(&args),
         Command::Refines(args) => refines::run(args),
     };
     match result {

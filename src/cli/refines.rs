@@ -7,8 +7,8 @@ use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 
 use super::{EXIT_FAILS, EXIT_HOLDS};
+use weft::lts::aut::{read_aut_file, AutOptions};
 use weft::lts::Lts;
-use weft::refine::interim_aut::{read_aut_file, AutOptions};
 use weft::refine::{check, CheckOptions, CheckResult, Model, Search, Violation};
 
 /// Arguments of `weft refines`.
@@ -55,7 +55,7 @@ enum SearchArg {
 pub fn load_system(arg: &str, tau: Option<&str>) -> Result<Lts> {
     let mut opts = AutOptions::default();
     if let Some(name) = tau {
-        opts.tau_names = vec![name.to_string()];
+        opts.tau_labels = vec![name.to_string()];
     }
     read_aut_file(Path::new(arg), &opts).with_context(|| format!("cannot read {arg}"))
 }

@@ -4,7 +4,6 @@
 use std::collections::{HashMap, VecDeque};
 
 use super::antichain::Discovered;
-use super::facts::StateFacts;
 use super::normal::{NormalForm, EMPTY_SET};
 use super::{CheckOptions, CheckStats, Counterexample, Model, RefineError, Search, Violation};
 use crate::lts::Lts;
@@ -69,12 +68,11 @@ impl Alphabet {
     }
 }
 
-/// The implementation side: its labels as events, its state facts and a cache of the sorted
-/// visible events enabled in each state.
+/// The implementation side: its labels as events and a cache of the sorted visible events
+/// enabled in each state.
 struct ImplSide<'a> {
     lts: &'a Lts,
     events: Vec<u32>,
-    facts: StateFacts,
     enabled_at: Vec<usize>,
     enabled_len: Vec<u32>,
     enabled_events: Vec<u32>,
@@ -82,11 +80,11 @@ struct ImplSide<'a> {
 
 impl<'a> ImplSide<'a> {
     fn new(lts: &'a Lts, events: Vec<u32>) -> ImplSide<'a> {
-        let n = lts.num_states() as usize;
+        // States at or above `covered` have no transitions and are never reached.
+        let n = lts.covered() as usize;
         ImplSide {
             lts,
             events,
-            facts: StateFacts::new(lts),
             enabled_at: vec![NOT_COMPUTED; n],
             enabled_len: vec![0; n],
             enabled_events: Vec::new(),
@@ -97,12 +95,11 @@ impl<'a> ImplSide<'a> {
     fn enabled(&mut self, state: u32) -> &[u32] {
         let s = state as usize;
         if self.enabled_at[s] == NOT_COMPUTED {
+            // Distinct labels may share a name, hence an event: sort and deduplicate.
             let at = self.enabled_events.len();
-            for &l in self.lts.outgoing(state).0 {
-                if l != TAU {
-                    self.enabled_events.push(self.events[l as usize]);
-                }
-            }
+            let events = &self.events;
+            self.enabled_events
+                .extend(self.lts.enabled(state).iter().map(|&l| events[l as usize]));
             let list = &mut self.enabled_events[at..];
             list.sort_unstable();
             let mut kept = 0;
@@ -181,7 +178,7 @@ impl Engine<'_> {
                 if self.nf.is_divergent(set) {
                     return Ok(None);
                 }
-                if self.imp.facts.is_divergent(state) {
+                if self.imp.lts.is_divergent(state) {
                     return Ok(Some(Found::Divergence { node }));
                 }
                 if self.refuses_too_much(set, state) {
@@ -200,7 +197,7 @@ impl Engine<'_> {
     /// `stable(state) ∧ refusals(state) ⊈ refusals([[set]])`.
     #[inline]
     fn refuses_too_much(&mut self, set: u32, state: u32) -> bool {
-        if !self.imp.facts.is_stable(state) {
+        if !self.imp.lts.is_stable(state) {
             return false;
         }
         let enabled = self.imp.enabled(state);
@@ -329,7 +326,7 @@ pub(crate) fn run(
         search: opts.search,
         nf: NormalForm::new(spec, alphabet.spec_events),
         imp: ImplSide::new(impl_, alphabet.impl_events),
-        seen: Discovered::new(opts.no_antichain, impl_.num_states()),
+        seen: Discovered::new(opts.no_antichain, impl_.covered()),
         nodes: Vec::new(),
         working: VecDeque::new(),
         stats: CheckStats::default(),

@@ -21,10 +21,7 @@
 
 mod antichain;
 mod engine;
-mod facts;
 mod hash;
-#[doc(hidden)]
-pub mod interim_aut;
 mod normal;
 pub mod replay;
 
@@ -172,6 +169,9 @@ pub enum RefineError {
     /// The counterexample found did not replay on the two systems: a bug in the checker.
     #[error("internal error: the counterexample did not replay: {0}")]
     ReplayFailed(String),
+    /// A system has no states (not even an initial one).
+    #[error("the {0} has no states")]
+    NoStates(&'static str),
     /// The product has more pairs than the checker can index.
     #[error("the product has more than {0} pairs: too large to check")]
     TooManyPairs(u64),
@@ -182,6 +182,12 @@ pub enum RefineError {
 /// Returns the verdict, a counterexample when it fails (replayed on both systems before it is
 /// returned), and statistics.
 pub fn check(spec: &Lts, impl_: &Lts, opts: &CheckOptions) -> Result<CheckResult, RefineError> {
+    if spec.num_states() == 0 {
+        return Err(RefineError::NoStates("specification"));
+    }
+    if impl_.num_states() == 0 {
+        return Err(RefineError::NoStates("implementation"));
+    }
     let start = std::time::Instant::now();
     let (counterexample, mut stats) = engine::run(spec, impl_, opts)?;
     let elapsed: Duration = start.elapsed();

@@ -6,7 +6,6 @@
 //! successor set for each event (on first expansion) and its minimal acceptance sets (on the
 //! first refusal test).
 
-use super::facts::StateFacts;
 use super::hash::hash_u32_slice;
 use crate::lts::Lts;
 use crate::ts::TAU;
@@ -21,10 +20,6 @@ pub(crate) struct NormalForm<'a> {
     spec: &'a Lts,
     /// Event id of each specification label (index 0, tau, maps to [`TAU`]).
     event_of_label: Vec<u32>,
-    facts: StateFacts,
-    /// Tau successors of state `s`: `tau_targets[tau_at[s]..tau_at[s + 1]]`.
-    tau_at: Vec<usize>,
-    tau_targets: Vec<u32>,
     /// Members of set `i`: `members[starts[i]..starts[i + 1]]`, sorted.
     starts: Vec<usize>,
     members: Vec<u32>,
@@ -53,19 +48,9 @@ pub(crate) struct NormalForm<'a> {
 impl<'a> NormalForm<'a> {
     /// The normal form of `spec`, whose label `l` is event `event_of_label[l]`.
     pub(crate) fn new(spec: &'a Lts, event_of_label: Vec<u32>) -> NormalForm<'a> {
-        let mut tau_at = Vec::with_capacity(spec.num_states() as usize + 1);
-        let mut tau_targets = Vec::new();
-        tau_at.push(0);
-        for s in 0..spec.num_states() {
-            tau_targets.extend(spec.tau_successors(s));
-            tau_at.push(tau_targets.len());
-        }
         let mut nf = NormalForm {
             spec,
             event_of_label,
-            facts: StateFacts::new(spec),
-            tau_at,
-            tau_targets,
             starts: vec![0],
             members: Vec::new(),
             hashes: Vec::new(),
@@ -78,7 +63,8 @@ impl<'a> NormalForm<'a> {
             acc_len: Vec::new(),
             acc_bounds: Vec::new(),
             acc_events: Vec::new(),
-            stamp: vec![0; spec.num_states() as usize],
+            // States at or above `covered` have no transitions and are never reached.
+            stamp: vec![0; spec.covered() as usize],
             epoch: 0,
             stack: Vec::new(),
             closure: Vec::new(),
@@ -183,13 +169,12 @@ impl<'a> NormalForm<'a> {
         }
         let mut candidates: Vec<Vec<u32>> = Vec::new();
         for &s in self.members(set) {
-            if !self.facts.is_stable(s) {
+            if !self.spec.is_stable(s) {
                 continue;
             }
             let mut enabled: Vec<u32> = self
                 .spec
-                .outgoing(s)
-                .0
+                .enabled(s)
                 .iter()
                 .map(|&l| self.event_of_label[l as usize])
                 .collect();
@@ -232,7 +217,9 @@ impl<'a> NormalForm<'a> {
         self.acceptances(set).any(|a| sorted_subset(a, enabled))
     }
 
-    /// Puts the sorted tau-closure of `seeds` into `self.closure`.
+    /// Puts the sorted tau-closure of `seeds` into `self.closure`: the union of the seeds'
+    /// closures from the specification's table of tau-closures, or a search over its tau
+    /// edges when the table is over its memory budget.
     fn close_into_scratch(&mut self, seeds: impl Iterator<Item = u32>) {
         self.epoch = self.epoch.wrapping_add(1);
         if self.epoch == 0 {
@@ -241,21 +228,34 @@ impl<'a> NormalForm<'a> {
         }
         let epoch = self.epoch;
         self.closure.clear();
-        self.stack.clear();
-        for s in seeds {
-            if self.stamp[s as usize] != epoch {
-                self.stamp[s as usize] = epoch;
-                self.closure.push(s);
-                self.stack.push(s);
+        if let Some(table) = self.spec.tau_closures() {
+            for s in seeds {
+                if self.stamp[s as usize] == epoch {
+                    continue;
+                }
+                for &t in table.get(s) {
+                    if self.stamp[t as usize] != epoch {
+                        self.stamp[t as usize] = epoch;
+                        self.closure.push(t);
+                    }
+                }
             }
-        }
-        while let Some(s) = self.stack.pop() {
-            let (lo, hi) = (self.tau_at[s as usize], self.tau_at[s as usize + 1]);
-            for &t in &self.tau_targets[lo..hi] {
-                if self.stamp[t as usize] != epoch {
-                    self.stamp[t as usize] = epoch;
-                    self.closure.push(t);
-                    self.stack.push(t);
+        } else {
+            self.stack.clear();
+            for s in seeds {
+                if self.stamp[s as usize] != epoch {
+                    self.stamp[s as usize] = epoch;
+                    self.closure.push(s);
+                    self.stack.push(s);
+                }
+            }
+            while let Some(s) = self.stack.pop() {
+                for t in self.spec.tau_successors(s) {
+                    if self.stamp[t as usize] != epoch {
+                        self.stamp[t as usize] = epoch;
+                        self.closure.push(t);
+                        self.stack.push(t);
+                    }
                 }
             }
         }
@@ -283,9 +283,9 @@ impl<'a> NormalForm<'a> {
         self.members.extend_from_slice(&self.closure);
         self.starts.push(self.members.len());
         self.hashes.push(hash);
-        let facts = &self.facts;
+        let spec = self.spec;
         self.divergent
-            .push(self.closure.iter().any(|&s| facts.is_divergent(s)));
+            .push(self.closure.iter().any(|&s| spec.is_divergent(s)));
         self.succ_at.push(NOT_COMPUTED);
         self.succ_len.push(0);
         self.acc_at.push(NOT_COMPUTED);
