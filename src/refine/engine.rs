@@ -127,6 +127,11 @@ struct Engine<'a> {
     nodes: Vec<Node>,
     working: VecDeque<u32>,
     stats: CheckStats,
+    /// Successor spec set per event of the set `scattered` (else [`EMPTY_SET`]): replaces a
+    /// binary search per transition when a set has few successors compared to the
+    /// implementation state's transitions.
+    dense_successor: Vec<u32>,
+    scattered: u32,
 }
 
 impl Engine<'_> {
@@ -223,10 +228,18 @@ impl Engine<'_> {
             let Node { set, state, .. } = self.nodes[node as usize];
             self.nf.ensure_successors(set);
             let (labels, targets) = impl_lts.outgoing(state);
+            let dense = self.nf.successors(set).len() <= 4 * labels.len();
+            if dense {
+                self.scatter(set);
+            }
             for (&label, &target) in labels.iter().zip(targets) {
                 let event = self.imp.events[label as usize];
                 let next_set = if event == TAU {
                     set
+                } else if dense {
+                    let next = self.dense_successor[event as usize];
+                    debug_assert_eq!(next, self.nf.successor(set, event));
+                    next
                 } else {
                     self.nf.successor(set, event)
                 };
@@ -235,6 +248,22 @@ impl Engine<'_> {
                 }
             }
         }
+    }
+
+    /// Makes `dense_successor` hold the successors of `set`.
+    fn scatter(&mut self, set: u32) {
+        if self.scattered == set {
+            return;
+        }
+        if self.scattered != NONE {
+            for &(event, _) in self.nf.successors(self.scattered) {
+                self.dense_successor[event as usize] = EMPTY_SET;
+            }
+        }
+        for &(event, next) in self.nf.successors(set) {
+            self.dense_successor[event as usize] = next;
+        }
+        self.scattered = set;
     }
 
     /// The events of the steps from the initial pair to `node`.
@@ -321,6 +350,7 @@ pub(crate) fn run(
     opts: &CheckOptions,
 ) -> Result<(Option<Counterexample>, CheckStats), RefineError> {
     let alphabet = Alphabet::new(spec, impl_);
+    let num_events = alphabet.names.len();
     let mut engine = Engine {
         model: opts.model,
         search: opts.search,
@@ -330,6 +360,8 @@ pub(crate) fn run(
         nodes: Vec::new(),
         working: VecDeque::new(),
         stats: CheckStats::default(),
+        dense_successor: vec![EMPTY_SET; num_events],
+        scattered: NONE,
     };
     let found = engine.search()?;
     engine.stats.pairs_discovered = engine.nodes.len() as u64;

@@ -14,6 +14,7 @@ use crate::ts::TAU;
 pub(crate) const EMPTY_SET: u32 = 0;
 
 const NOT_COMPUTED: usize = usize::MAX;
+const NO_SET: u32 = u32::MAX;
 
 /// The specification's normal form: interned state sets and their derived data.
 pub(crate) struct NormalForm<'a> {
@@ -37,6 +38,8 @@ pub(crate) struct NormalForm<'a> {
     acc_len: Vec<u32>,
     acc_bounds: Vec<(usize, usize)>,
     acc_events: Vec<u32>,
+    /// Per specification state, the id of its closure's set once interned (else `NO_SET`).
+    state_closure_set: Vec<u32>,
     // Scratch space, reused.
     stamp: Vec<u32>,
     epoch: u32,
@@ -65,6 +68,7 @@ impl<'a> NormalForm<'a> {
             acc_events: Vec::new(),
             // States at or above `covered` have no transitions and are never reached.
             stamp: vec![0; spec.covered() as usize],
+            state_closure_set: vec![NO_SET; spec.covered() as usize],
             epoch: 0,
             stack: Vec::new(),
             closure: Vec::new(),
@@ -138,14 +142,39 @@ impl<'a> NormalForm<'a> {
             while j < moves.len() && moves[j].0 == event {
                 j += 1;
             }
-            self.close_into_scratch(moves[i..j].iter().map(|&(_, t)| t));
-            let target = self.intern_closure();
+            let target = if j == i + 1 {
+                self.closure_set_of_state(moves[i].1)
+            } else {
+                self.close_into_scratch(moves[i..j].iter().map(|&(_, t)| t));
+                self.intern_closure()
+            };
             self.succ.push((event, target));
             i = j;
         }
         self.succ_at[set as usize] = at;
         self.succ_len[set as usize] = (self.succ.len() - at) as u32;
         self.moves = moves;
+    }
+
+    /// The id of the set `closure({state})`, interned on first use.
+    fn closure_set_of_state(&mut self, state: u32) -> u32 {
+        let cached = self.state_closure_set[state as usize];
+        if cached != NO_SET {
+            return cached;
+        }
+        self.close_into_scratch(std::iter::once(state));
+        let id = self.intern_closure();
+        self.state_closure_set[state as usize] = id;
+        id
+    }
+
+    /// The successors of `set` as `(event, set)` pairs sorted by event.
+    /// [`NormalForm::ensure_successors`] must have been called for `set`.
+    #[inline]
+    pub(crate) fn successors(&self, set: u32) -> &[(u32, u32)] {
+        let at = self.succ_at[set as usize];
+        debug_assert_ne!(at, NOT_COMPUTED);
+        &self.succ[at..at + self.succ_len[set as usize] as usize]
     }
 
     /// The successor of `set` by visible `event` ([`EMPTY_SET`] if no member can do it).
@@ -273,7 +302,7 @@ impl<'a> NormalForm<'a> {
                 break;
             }
             let id = entry - 1;
-            if self.hashes[id as usize] == hash && self.members(id) == self.closure.as_slice() {
+            if self.hashes[id as usize] == hash && same_elements(self.members(id), &self.closure) {
                 return id;
             }
             slot = (slot + 1) & mask;
@@ -309,6 +338,12 @@ impl<'a> NormalForm<'a> {
         }
         self.table = table;
     }
+}
+
+/// Slice equality without a `memcmp` call for the usual short sets.
+#[inline]
+fn same_elements(a: &[u32], b: &[u32]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
 }
 
 /// Whether sorted slice `a` is a subset of sorted slice `b`.
