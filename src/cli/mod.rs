@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 mod explore;
 mod info;
 mod progress;
+mod refines;
 
 /// Exit code when the checked property holds (or the command succeeded).
 pub const EXIT_HOLDS: i32 = 0;
@@ -35,6 +36,8 @@ enum Command {
     Info(info::InfoArgs),
     /// Generate the state space of a model with the parallel breadth-first explorer.
     Explore(explore::ExploreArgs),
+    /// Check that IMPL refines SPEC (FDR's `assert SPEC [FD= IMPL`; exit 0 holds, 1 not, 2 error).
+    Refines(refines::RefinesArgs),
 }
 
 /// Parses the arguments, runs the subcommand and returns the process exit code.
@@ -54,6 +57,7 @@ pub fn run() -> i32 {
     let result: anyhow::Result<i32> = match cli.command {
         Command::Info(args) => info::run(&args),
         Command::Explore(args) => explore::run(&args),
+        Command::Refines(args) => refines::run(args),
     };
     match result {
         Ok(code) => code,

@@ -169,8 +169,18 @@ impl<'a> TermRef<'a> {
     }
 
     /// The arguments, in order.
+    #[inline]
     pub fn args(self) -> impl ExactSizeIterator<Item = TermRef<'a>> {
-        (0..self.arity()).map(move |i| self.arg(i))
+        let node = self.node();
+        let words: &'a [usize] = if node.symbol.is_int() {
+            &[]
+        } else {
+            node.payload()
+        };
+        words.iter().map(|&word| {
+            // SAFETY: as in `arg`: arguments of a live term are live, non-null terms.
+            unsafe { TermRef::from_node(NonNull::new_unchecked(word as *mut Node)) }
+        })
     }
 
     /// The value of an integer term; `None` for other terms.
