@@ -112,6 +112,42 @@ proptest! {
     }
 
     #[test]
+    fn reading_groups_transitions_by_source_stably(
+        n in 1u32..12,
+        raw in proptest::collection::vec((0u32..12, 0u32..4, 0u32..12), 0..40),
+        sorted_prefix in any::<bool>(),
+    ) {
+        // Transitions in any order (optionally a sorted run first, then disorder), written by
+        // hand; reading them must group them per source in file order, as from_transitions does.
+        let mut triples: Vec<(u32, u32, u32)> =
+            raw.iter().map(|&(s, l, t)| (s % n, l, t % n)).collect();
+        if sorted_prefix {
+            let half = triples.len() / 2;
+            triples[..half].sort_by_key(|&(s, _, _)| s);
+        }
+        let names = ["tau", "a", "b(1, 2)", "c"];
+        let mut text = format!("des (0,{},{})\n", triples.len(), n);
+        for &(s, l, t) in &triples {
+            text.push_str(&format!("({s},\"{}\",{t})\n", names[l as usize]));
+        }
+        let lts = read_aut(text.as_bytes(), &AutOptions::default()).unwrap();
+        // Expected: label ids by first appearance, transitions grouped stably by source.
+        let mut ids: Vec<u32> = vec![u32::MAX; 4];
+        ids[0] = 0;
+        let mut label_names = vec!["tau".to_string()];
+        for &(_, l, _) in &triples {
+            if ids[l as usize] == u32::MAX {
+                ids[l as usize] = label_names.len() as u32;
+                label_names.push(names[l as usize].to_string());
+            }
+        }
+        let renamed: Vec<(u32, Label, u32)> =
+            triples.iter().map(|&(s, l, t)| (s, ids[l as usize], t)).collect();
+        let expected = Lts::from_transitions(0, n, label_names, &renamed);
+        prop_assert_eq!(lts, expected);
+    }
+
+    #[test]
     fn write_then_read_round_trips(lts in arb_lts(30, 5)) {
         let mut text = Vec::new();
         write_aut(&lts, &mut text).unwrap();

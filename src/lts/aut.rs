@@ -136,15 +136,15 @@ pub fn read_aut_file(path: &Path, opts: &AutOptions) -> Result<Lts, AutError> {
 
 /// Writes `lts` in `.aut` format (mCRL2's layout: every label quoted, tau as `"tau"`),
 /// transitions grouped by source state. Fails with `InvalidInput` if a label name contains a
-/// line break (the format cannot express it).
+/// newline (`\n`: the format cannot express it; labels read by [`read_aut`] never do).
 pub fn write_aut<W: Write>(lts: &Lts, mut w: W) -> io::Result<()> {
     let mut quoted: Vec<Vec<u8>> = Vec::with_capacity(lts.label_names().len());
     for (id, name) in lts.label_names().iter().enumerate() {
         let name = if id == TAU as usize { "tau" } else { name };
-        if name.contains(['\n', '\r']) {
+        if name.contains('\n') {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
-                format!("label {name:?} contains a line break"),
+                format!("label {name:?} contains a newline"),
             ));
         }
         let mut q = Vec::with_capacity(name.len() + 2);
@@ -337,10 +337,16 @@ struct Parser {
     size_hint: Option<u64>,
     labels: HashMap<Box<[u8]>, Label, BuildHasherDefault<LabelHasher>>,
     names: Vec<String>,
+    /// Transitions per source state (`counts[s + 1]`), when every declared state gets an
+    /// adjacency entry; `None` when the header declares far more states than the input can use.
+    counts: Option<Vec<u64>>,
+    /// The source of every transition, kept only while it is needed: when `counts` is `None`,
+    /// or once the sources are out of order (then the transitions must be regrouped).
     sources: Vec<u32>,
     label_ids: Vec<Label>,
     targets: Vec<u32>,
     sorted_by_source: bool,
+    last_source: u32,
     max_state: u32,
 }
 
@@ -357,10 +363,12 @@ impl Parser {
             size_hint,
             labels,
             names: vec!["tau".to_string()],
+            counts: None,
             sources: Vec::new(),
             label_ids: Vec::new(),
             targets: Vec::new(),
             sorted_by_source: true,
+            last_source: 0,
             max_state: 0,
         }
     }
@@ -394,7 +402,7 @@ impl Parser {
                 header.states
             )));
         }
-        if self.sources.len() as u64 == header.transitions {
+        if self.label_ids.len() as u64 == header.transitions {
             return Err(self.mismatch(format!(
                 "more transitions than the {} the header declares",
                 header.transitions
@@ -404,11 +412,25 @@ impl Parser {
             Some(&id) => id,
             None => self.new_label(label),
         };
-        if let Some(&last) = self.sources.last() {
-            self.sorted_by_source &= last <= from;
+        match &mut self.counts {
+            Some(counts) => {
+                if self.sorted_by_source && from < self.last_source {
+                    self.sorted_by_source = false;
+                    self.sources = sources_from_counts(counts, self.label_ids.len());
+                }
+                // `from < header.states == counts.len() - 1`.
+                counts[from as usize + 1] += 1;
+                if !self.sorted_by_source {
+                    self.sources.push(from);
+                }
+            }
+            None => {
+                self.sorted_by_source &= self.last_source <= from;
+                self.sources.push(from);
+            }
         }
+        self.last_source = from;
         self.max_state = self.max_state.max(from).max(to);
-        self.sources.push(from);
         self.label_ids.push(label);
         self.targets.push(to);
         Ok(())
@@ -434,10 +456,18 @@ impl Parser {
         // Reserve for the declared transitions, but never more than the input can hold (the
         // shortest transition line, `(0,a,0)` and a newline, has 8 bytes) or 2^24 up front.
         let plausible = self.size_hint.map_or(1 << 24, |size| size / 8 + 1);
-        let reserve = header.transitions.min(plausible).min(1 << 24) as usize;
-        self.sources.reserve_exact(reserve);
+        let expected = header.transitions.min(plausible);
+        let reserve = expected.min(1 << 24) as usize;
         self.label_ids.reserve_exact(reserve);
         self.targets.reserve_exact(reserve);
+        // Every declared state gets an adjacency entry unless the header declares far more
+        // states than the transitions can use (the extra states have no transitions); the
+        // counts are zeroed lazily by the allocator, so unused entries cost no memory.
+        if u64::from(header.states) <= 4 * expected + (1 << 24) {
+            self.counts = Some(vec![0u64; header.states as usize + 1]);
+        } else {
+            self.sources.reserve_exact(reserve);
+        }
         self.max_state = header.initial;
         self.header = Some(header);
         Ok(())
@@ -482,24 +512,24 @@ impl Parser {
                 found: "end of file".to_string(),
             });
         };
-        let count = self.sources.len() as u64;
+        let count = self.label_ids.len() as u64;
         if count != header.transitions {
             return Err(self.mismatch(format!(
                 "the file ends after {count} transitions, but the header declares {}",
                 header.transitions
             )));
         }
-        // Give every declared state an adjacency entry unless the header declares far more
-        // states than the transitions use (those extra states have no transitions).
-        let covered = if u64::from(header.states) <= 4 * count + (1 << 24) {
-            header.states
-        } else {
-            self.max_state + 1
-        } as usize;
-        let mut offsets = vec![0u64; covered + 1];
-        for &s in &self.sources {
-            offsets[s as usize + 1] += 1;
-        }
+        let mut offsets = match self.counts {
+            Some(counts) => counts,
+            None => {
+                let mut counts = vec![0u64; self.max_state as usize + 2];
+                for &s in &self.sources {
+                    counts[s as usize + 1] += 1;
+                }
+                counts
+            }
+        };
+        let covered = offsets.len() - 1;
         for i in 0..covered {
             offsets[i + 1] += offsets[i];
         }
@@ -527,6 +557,19 @@ impl Parser {
             targets,
         ))
     }
+}
+
+/// The sources of the first `len` transitions, all given in order of source state, from the
+/// per-state counts.
+#[cold]
+fn sources_from_counts(counts: &[u64], len: usize) -> Vec<u32> {
+    let mut sources = Vec::with_capacity(len + len / 2 + 16);
+    for (state, window) in counts.windows(2).enumerate() {
+        let n = window[1] as usize;
+        sources.extend(std::iter::repeat_n(state as u32, n));
+    }
+    debug_assert_eq!(sources.len(), len);
+    sources
 }
 
 #[inline]
@@ -866,6 +909,19 @@ mod tests {
         assert!(lts.covered() <= 2);
         assert!(lts.is_deadlock(3_999_999_999));
         assert_eq!(lts.num_reachable(), 2);
+    }
+
+    #[test]
+    fn carriage_returns_inside_quotes_survive_a_round_trip() {
+        let lts = read("des (0,1,1)\n(0,\"\rtau\r\",0)\r\n").unwrap();
+        assert_eq!(lts.label_names(), &["tau", "\rtau\r"]);
+        let mut out = Vec::new();
+        write_aut(&lts, &mut out).unwrap();
+        assert_eq!(read_aut(&out[..], &AutOptions::default()).unwrap(), lts);
+        let names = vec!["tau".to_string(), "a\nb".to_string()];
+        let bad = Lts::from_transitions(0, 1, names, &[(0, 1, 0)]);
+        let err = write_aut(&bad, Vec::new()).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
     }
 
     #[test]

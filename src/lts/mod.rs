@@ -245,6 +245,12 @@ mod tests {
     }
 
     #[test]
+    fn lts_is_shareable_between_threads() {
+        fn shareable<T: Send + Sync>() {}
+        shareable::<Lts>();
+    }
+
+    #[test]
     fn equality_ignores_caches_and_coverage() {
         let names = vec!["tau".to_string(), "a".to_string()];
         let a = Lts::from_transitions(0, 3, names.clone(), &[(0, 1, 1)]);
