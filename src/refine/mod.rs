@@ -2,22 +2,29 @@
 //! an implementation [`Lts`] against a specification [`Lts`].
 //!
 //! The algorithms are Algorithms 4, 5 and 6 of the thesis (seed 004, ch. 2; Algorithm 2 of seed
-//! 000 for the failures models). The specification is normalised on the fly: a normal-form state
-//! is a tau-closed set of specification states, interned once ([`normal`]), with its divergence,
-//! its minimal acceptance sets and its successor per event computed once. The product of that
-//! normal form with the implementation is explored breadth-first (default: the counterexample is
-//! a shortest one, counted in product steps, taus included) or depth-first, pruning every pair
-//! that is covered by the antichain, keyed by implementation state.
+//! 000 for the failures models). The specification is normalised on the fly: a normal-form
+//! state is a tau-closed set of specification states, interned once (module `normal`), with its
+//! divergence, its minimal acceptance sets and its successor per event computed once. The
+//! product of that normal form with the implementation is explored breadth-first (default: the
+//! counterexample is a shortest one, counted in product steps, taus included) or depth-first,
+//! pruning every pair that is covered by the antichain, keyed by implementation state.
 //!
 //! A pair enters the antichain when it is discovered, and its witness conditions are tested at
 //! that moment. The algorithms test them when the pair is popped; since every discovered pair is
 //! popped before the search ends, the verdict is the same, and testing at discovery makes the
-//! first witness found by a breadth-first search one of least depth.
+//! first witness found by a breadth-first search one of least depth. In the failures-divergences
+//! model a pair whose specification set diverges enters the antichain but is not scheduled
+//! (Algorithm 6 would pop it and do nothing); the specification's divergence is tested before
+//! the implementation's.
 //!
 //! Spec and implementation have their own label tables; visible labels are matched by name, and
 //! an implementation event the specification never mentions is one the specification cannot do.
 //! Every counterexample is replayed on both systems by an independent checker ([`replay`])
-//! before it is returned.
+//! before it is returned; a replay that fails is an internal error, never a verdict.
+//!
+//! Statistics: the `seconds` of [`CheckStats`] time the whole check, including the derived
+//! facts of the two systems (tau-closures, divergence, enabled sets) that the `Lts` computes on
+//! first use and caches.
 
 mod antichain;
 mod engine;

@@ -6,6 +6,8 @@
 //! successor set for each event (on first expansion) and its minimal acceptance sets (on the
 //! first refusal test).
 
+use std::cell::{Cell, OnceCell};
+
 use super::hash::hash_u32_slice;
 use crate::lts::Lts;
 use crate::ts::TAU;
@@ -15,6 +17,11 @@ pub(crate) const EMPTY_SET: u32 = 0;
 
 const NOT_COMPUTED: usize = usize::MAX;
 const NO_SET: u32 = u32::MAX;
+/// Subset tests of sets with at least this many members together go through the memo (in
+/// debug builds nearly all, so that the small systems of the tests exercise it).
+const SUBSET_MEMO_MIN_LEN: usize = if cfg!(debug_assertions) { 2 } else { 48 };
+/// log2 of the memo's entries (few in debug builds, so that collisions are exercised too).
+const SUBSET_MEMO_BITS: u32 = if cfg!(debug_assertions) { 4 } else { 16 };
 
 /// The specification's normal form: interned state sets and their derived data.
 pub(crate) struct NormalForm<'a> {
@@ -25,6 +32,13 @@ pub(crate) struct NormalForm<'a> {
     starts: Vec<usize>,
     members: Vec<u32>,
     hashes: Vec<u64>,
+    /// Per set, the bits `1 << (s % 64)` of its members `s`: `a ⊆ b` implies
+    /// `sig(a) ⊆ sig(b)`.
+    signatures: Vec<u64>,
+    /// Direct-mapped cache of `(a << 32 | b, a ⊆ b)` for long sets. Queries have `a != b`, so
+    /// the initial key 0 (`a = b = 0`) never matches one.
+    /// Allocated on first use.
+    subset_memo: OnceCell<Vec<Cell<(u64, bool)>>>,
     /// Open-addressing table of set ids plus one (0 marks a free slot).
     table: Vec<u32>,
     divergent: Vec<bool>,
@@ -57,6 +71,8 @@ impl<'a> NormalForm<'a> {
             starts: vec![0],
             members: Vec::new(),
             hashes: Vec::new(),
+            signatures: Vec::new(),
+            subset_memo: OnceCell::new(),
             table: vec![0; 1024],
             divergent: Vec::new(),
             succ_at: Vec::new(),
@@ -112,7 +128,33 @@ impl<'a> NormalForm<'a> {
     /// Whether `a ⊆ b` as sets of specification states.
     #[inline]
     pub(crate) fn is_subset(&self, a: u32, b: u32) -> bool {
-        a == b || (self.len(a) <= self.len(b) && sorted_subset(self.members(a), self.members(b)))
+        if a == b {
+            return true;
+        }
+        // Quick rejects: a larger set, or a member whose signature bit `b` lacks.
+        let (sa, sb) = (self.signatures[a as usize], self.signatures[b as usize]);
+        let (la, lb) = (self.len(a), self.len(b));
+        if sa & !sb != 0 || la > lb {
+            return false;
+        }
+        if la + lb < SUBSET_MEMO_MIN_LEN {
+            return sorted_subset(self.members(a), self.members(b));
+        }
+        // Long sets: the antichain compares the same pairs of sets over and over; remember
+        // recent answers in a direct-mapped cache.
+        let key = ((a as u64) << 32) | b as u64;
+        let slot = (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - SUBSET_MEMO_BITS)) as usize;
+        let memo = self
+            .subset_memo
+            .get_or_init(|| vec![Cell::new((0, false)); 1 << SUBSET_MEMO_BITS]);
+        let (cached_key, cached) = memo[slot].get();
+        if cached_key == key {
+            debug_assert_eq!(cached, sorted_subset(self.members(a), self.members(b)));
+            return cached;
+        }
+        let result = sorted_subset(self.members(a), self.members(b));
+        memo[slot].set((key, result));
+        result
     }
 
     /// Computes the successors of `set` for every event, if not done yet.
@@ -312,6 +354,11 @@ impl<'a> NormalForm<'a> {
         self.members.extend_from_slice(&self.closure);
         self.starts.push(self.members.len());
         self.hashes.push(hash);
+        self.signatures.push(
+            self.closure
+                .iter()
+                .fold(0u64, |sig, &s| sig | 1 << (s % 64)),
+        );
         let spec = self.spec;
         self.divergent
             .push(self.closure.iter().any(|&s| spec.is_divergent(s)));
