@@ -3,5 +3,6 @@
 //! Layers, bottom to top (a module imports only from layers below it): `sync`; `term` and
 //! [`ts`]; [`lts`]. See `DESIGN.md` in the project's shared folder for the whole shape.
 
+pub mod csp;
 pub mod lts;
 pub mod ts;
