@@ -5,10 +5,20 @@
 //! construct outside it is rejected with an error naming it and its position.
 
 pub mod ast;
+pub mod check;
 pub mod error;
+pub mod eval;
 pub mod lexer;
 pub mod parser;
 pub mod source;
+pub mod value;
 
 pub use error::{CspError, ErrorKind};
+pub use eval::{
+    load_script, load_str, set_thread_stack_budget, Assertion, AssertionCheck, EventTable,
+    FieldSet, Note, Script,
+};
 pub use source::{Location, SourceMap, Span};
+pub use value::{
+    Binding, Call, EventRelation, EventSet, Func, PrefixClosure, Proc, ProcNode, Target, Value,
+};

@@ -146,6 +146,24 @@ pub fn parse_expression(text: &str) -> Result<(SourceMap, Expr), CspError> {
     }
 }
 
+/// Parses the file at `path` into `ctx` (used by the loader).
+pub(crate) fn parse_file_in_context(
+    ctx: &mut ParseContext,
+    path: &Path,
+) -> Result<Vec<Decl>, CspError> {
+    parse_file_in(ctx, path, None)
+}
+
+/// Parses `text` as the file `path` into `ctx` (used by the loader).
+pub(crate) fn parse_text_in_context(
+    ctx: &mut ParseContext,
+    path: &Path,
+    name: String,
+    text: String,
+) -> Result<Vec<Decl>, CspError> {
+    parse_text_in(ctx, path, name, text)
+}
+
 fn parse_file_in(
     ctx: &mut ParseContext,
     path: &Path,
