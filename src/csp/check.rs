@@ -450,6 +450,28 @@ fn pattern_vars(p: &Pattern, out: &mut Vec<(Name, Span)>) {
     }
 }
 
+/// `p ^ q` patterns need a sequence of fixed length on one side.
+fn check_concat_patterns(p: &Pattern) -> CResult<()> {
+    match &p.kind {
+        PatKind::Concat(a, b) => {
+            let fixed = |q: &Pattern| matches!(q.kind, PatKind::Seq(_));
+            if !fixed(a) && !fixed(b) {
+                return Err(RawError::new(
+                    p.span,
+                    ErrorKind::Syntax,
+                    "a `^` pattern needs a sequence literal such as `<x>` on one side",
+                ));
+            }
+            check_concat_patterns(a)?;
+            check_concat_patterns(b)
+        }
+        PatKind::Tuple(ps) | PatKind::Dot(ps) | PatKind::Seq(ps) | PatKind::Set(ps) => {
+            ps.iter().try_for_each(check_concat_patterns)
+        }
+        _ => Ok(()),
+    }
+}
+
 struct Resolver<'p> {
     prog: &'p mut Program,
     scope: Vec<Local>,
@@ -480,7 +502,7 @@ impl Resolver<'_> {
                     }
                 }
                 DeclKind::PatBind(pat, e) => {
-                    self.check_pattern_constants(pat)?;
+                    check_concat_patterns(pat)?;
                     self.resolve(e)?;
                 }
                 DeclKind::Assert(a) => match &a.kind {
@@ -533,14 +555,10 @@ impl Resolver<'_> {
             )
     }
 
-    /// Top-level pattern bindings may not try to rebind constants either.
-    fn check_pattern_constants(&self, _p: &Pattern) -> CResult<()> {
-        Ok(())
-    }
-
     /// Binds the variables of `p` (pushing them on the scope); `bound` collects the names
     /// bound so far in the same binding group, to reject repeats.
     fn bind_pattern(&mut self, p: &Pattern, bound: &mut Vec<(Name, Span)>) -> CResult<()> {
+        check_concat_patterns(p)?;
         let mut vars = Vec::new();
         pattern_vars(p, &mut vars);
         for (n, span) in vars {

@@ -288,12 +288,10 @@ where
         .map_err(|e| {
             CspError::unpositioned(ErrorKind::Limit, format!("cannot start the loader: {e}"))
         })?;
-    handle.join().unwrap_or_else(|_| {
-        Err(CspError::unpositioned(
-            ErrorKind::Eval,
-            "internal error: the script loader panicked",
-        ))
-    })
+    // A panic in the loader is a bug: pass it on rather than hide it.
+    handle
+        .join()
+        .unwrap_or_else(|payload| std::panic::resume_unwind(payload))
 }
 
 fn finish_load(mut ctx: parser::ParseContext, decls: Vec<Decl>) -> Result<Script, CspError> {
@@ -859,7 +857,23 @@ impl Script {
             }));
         }
         match self.eval(e, &mut env)? {
-            Value::Set(s) => Ok(FieldSet::Finite(s)),
+            Value::Set(s) => {
+                for v in s.iter() {
+                    if matches!(v.atoms().first(), Some(Value::Ctor(_)))
+                        && !self.complete_value(v)?
+                    {
+                        return Err(self.err(
+                            e.span,
+                            ErrorKind::Type,
+                            format!(
+                                "the type contains {}, which is incomplete (fields are missing)",
+                                self.show(v)
+                            ),
+                        ));
+                    }
+                }
+                Ok(FieldSet::Finite(s))
+            }
             Value::IntSet => Ok(FieldSet::Ints),
             other => Err(self.err(
                 e.span,
@@ -1201,6 +1215,96 @@ impl Script {
             return Ok(need == 0);
         }
         Ok(true)
+    }
+
+    /// Checks the fields given so far of a dotted value headed by a channel or constructor
+    /// (as libcspm does when it builds the value).
+    fn check_dotted(&self, v: &Value, span: Span) -> EResult<()> {
+        let atoms = v.atoms();
+        match atoms.first() {
+            Some(Value::Chan(_)) => self.check_partial_event(atoms, span),
+            Some(Value::Ctor(k)) => {
+                let fields = self.ctor_fields(*k)?;
+                let mut pos = 1;
+                for (i, f) in fields.iter().enumerate() {
+                    if pos >= atoms.len() {
+                        break;
+                    }
+                    let len = self.field_len(Some(f), atoms, pos)?.max(1);
+                    let end = (pos + len).min(atoms.len());
+                    let part = Value::from_atoms(&atoms[pos..end]);
+                    let prefix_of_member = match f {
+                        FieldSet::Finite(set) if matches!(set.last(), Some(Value::Dot(_))) => {
+                            let n = part.atoms().len();
+                            set.iter()
+                                .any(|m| m.atoms().len() > n && m.atoms()[..n] == *part.atoms())
+                        }
+                        _ => false,
+                    };
+                    if pos + len <= atoms.len()
+                        && !prefix_of_member
+                        && self.complete_value(&part)?
+                        && !self.field_contains(f, &part)?
+                    {
+                        return Err(self.err(
+                            span,
+                            ErrorKind::Type,
+                            format!(
+                                "the value {} is outside the type of field {} of constructor `{}`",
+                                self.show(&part),
+                                i + 1,
+                                self.prog.ctors[*k as usize].name
+                            ),
+                        ));
+                    }
+                    pos = end;
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// A coarse type of a value, to reject comparisons of values of different types.
+    fn kind_of(&self, v: &Value) -> (u8, u32) {
+        match v {
+            Value::Int(_) => (0, 0),
+            Value::Bool(_) => (1, 0),
+            Value::Tuple(t) => (2, t.len() as u32),
+            Value::Set(_) | Value::IntSet => (3, 0),
+            Value::Seq(_) => (4, 0),
+            Value::Chan(_) => (5, 0),
+            Value::Ctor(k) => (6, self.prog.ctors[*k as usize].datatype),
+            Value::Dot(a) => match a.first() {
+                Some(Value::Chan(_)) => (5, 0),
+                Some(Value::Ctor(k)) => (6, self.prog.ctors[*k as usize].datatype),
+                _ => (7, 0),
+            },
+            Value::Func(_) => (8, 0),
+            Value::Proc(_) => (9, 0),
+        }
+    }
+
+    /// Errors unless `v` is complete (a constructor with all its fields, or a whole event).
+    fn require_complete(&self, v: &Value, span: Span) -> EResult<()> {
+        let atoms = v.atoms();
+        let complete = match atoms.first() {
+            Some(Value::Ctor(_)) => self.complete_value(v)?,
+            Some(Value::Chan(_)) => self.validate_event(atoms, span)?,
+            _ => true,
+        };
+        if complete {
+            Ok(())
+        } else {
+            Err(self.err(
+                span,
+                ErrorKind::Type,
+                format!(
+                    "{} is incomplete (fields are missing), so it cannot be compared",
+                    self.show(v)
+                ),
+            ))
+        }
     }
 
     fn too_many_fields(&self, c: u32, atoms: &[Value], span: Span) -> CspError {
@@ -1622,6 +1726,13 @@ impl Script {
                 }
                 _ => false,
             },
+            PatKind::Set(_) if !v.is_comparable() => {
+                return Err(self.err(
+                    p.span,
+                    ErrorKind::Type,
+                    "a set pattern cannot match a set of processes or functions",
+                ))
+            }
             PatKind::Set(ps) => match (v, ps.as_slice()) {
                 (Value::Set(vs), []) => vs.is_empty(),
                 (Value::Set(vs), [q]) if vs.len() == 1 => self.match_pattern(q, &vs[0], env)?,
@@ -1863,7 +1974,9 @@ impl Script {
                         format!("cannot apply `.` to {}", self.show(&va)),
                     ));
                 }
-                Value::dot(&va, &vb)
+                let v = Value::dot(&va, &vb);
+                self.check_dotted(&v, e.span)?;
+                v
             }
             K::App(f, args) => {
                 let fv = self.eval(f, env)?;
@@ -2059,6 +2172,23 @@ impl Script {
             K::Link(p, pairs, stmts, q) => {
                 let pp = self.eval_proc(p, env)?;
                 let rel = self.relation(pairs, stmts, env, e.span)?;
+                for side in 0..2 {
+                    let mut seen: Vec<&Value> = rel
+                        .iter()
+                        .map(|(x, y)| if side == 0 { x } else { y })
+                        .collect();
+                    seen.sort_unstable();
+                    if let Some(w) = seen.windows(2).find(|w| w[0] == w[1]) {
+                        return Err(self.err(
+                            e.span,
+                            ErrorKind::Eval,
+                            format!(
+                                "the link parallel links {} to more than one event",
+                                self.show(w[0])
+                            ),
+                        ));
+                    }
+                }
                 let pq = self.eval_proc(q, env)?;
                 Value::Proc(Proc::new(ProcNode::Link(pp, rel, pq)))
             }
@@ -2448,6 +2578,19 @@ impl Script {
                 Value::Int(if op == BinOp::Div { q } else { r })
             }
             BinOp::Eq | BinOp::Ne => {
+                self.require_complete(&va, a.span)?;
+                self.require_complete(&vb, b.span)?;
+                if self.kind_of(&va) != self.kind_of(&vb) {
+                    return Err(self.err(
+                        span,
+                        ErrorKind::Type,
+                        format!(
+                            "cannot compare {} with {}: they have different types",
+                            self.show(&va),
+                            self.show(&vb)
+                        ),
+                    ));
+                }
                 for v in [&va, &vb] {
                     if !v.is_comparable() {
                         return Err(self.err(
@@ -2567,6 +2710,7 @@ impl Script {
                 | Builtin::UnionAll
                 | Builtin::InterAll
                 | Builtin::SetOfSeq
+                | Builtin::SeqOfSet
         ) && args.iter().any(|a| !a.is_comparable())
         {
             return Err(self.err(

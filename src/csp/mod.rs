@@ -10,6 +10,7 @@ pub mod error;
 pub mod eval;
 pub mod lexer;
 pub mod parser;
+pub mod pretty;
 pub mod source;
 pub mod value;
 

@@ -104,11 +104,33 @@ fn read_source(path: &Path) -> Result<String, CspError> {
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
+/// Stack size of the thread the public parsing functions run on (the parser is recursive).
+pub const PARSE_STACK_BYTES: usize = 64 << 20;
+
+/// Runs `f` on a thread with a [`PARSE_STACK_BYTES`] stack (panics are passed on).
+pub(crate) fn with_parse_stack<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, CspError> + Send + 'static,
+) -> Result<T, CspError> {
+    let handle = std::thread::Builder::new()
+        .name("weft-csp-parse".into())
+        .stack_size(PARSE_STACK_BYTES)
+        .spawn(f)
+        .map_err(|e| {
+            CspError::unpositioned(ErrorKind::Limit, format!("cannot start the parser: {e}"))
+        })?;
+    handle
+        .join()
+        .unwrap_or_else(|payload| std::panic::resume_unwind(payload))
+}
+
 /// Parses the script at `path` and everything it includes.
 pub fn parse_file(path: &Path) -> Result<(SourceMap, Vec<Decl>), CspError> {
-    let mut ctx = ParseContext::new();
-    let decls = parse_file_in(&mut ctx, path, None)?;
-    Ok((ctx.sources, decls))
+    let path = path.to_path_buf();
+    with_parse_stack(move || {
+        let mut ctx = ParseContext::new();
+        let decls = parse_file_in(&mut ctx, &path, None)?;
+        Ok((ctx.sources, decls))
+    })
 }
 
 /// Parses script text; `name` is used in messages and includes resolve relative to `base_dir`.
@@ -117,14 +139,21 @@ pub fn parse_str(
     text: &str,
     base_dir: &Path,
 ) -> Result<(SourceMap, Vec<Decl>), CspError> {
-    let mut ctx = ParseContext::new();
-    let path = base_dir.join(name);
-    let decls = parse_text_in(&mut ctx, &path, name.to_string(), text.to_string())?;
-    Ok((ctx.sources, decls))
+    let (name, text, path) = (name.to_string(), text.to_string(), base_dir.join(name));
+    with_parse_stack(move || {
+        let mut ctx = ParseContext::new();
+        let decls = parse_text_in(&mut ctx, &path, name, text)?;
+        Ok((ctx.sources, decls))
+    })
 }
 
 /// Parses one expression (for tests and interactive use).
 pub fn parse_expression(text: &str) -> Result<(SourceMap, Expr), CspError> {
+    let text = text.to_string();
+    with_parse_stack(move || parse_expression_here(&text))
+}
+
+fn parse_expression_here(text: &str) -> Result<(SourceMap, Expr), CspError> {
     let mut ctx = ParseContext::new();
     let file = ctx.sources.add(
         Path::new("<expression>"),
