@@ -11,10 +11,11 @@
 
 mod common;
 
-use std::collections::{BTreeMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 
-use weft::csp::{load_script, parser, CspError, ErrorKind, Proc, ProcNode, Script, Value};
+use common::walk;
+use weft::csp::{load_script, parser, CspError, ErrorKind, Value};
 
 /// Files outside weft's subset: (path under `tests/`, a word the error message must contain).
 const OUT_OF_SUBSET: &[(&str, &str)] = &[
@@ -259,41 +260,6 @@ const FOLDERS: [&str; 8] = [
     "desugar/should_fail",
     "prettyprinter/should_pass",
 ];
-
-/// Visits every process term reachable from `root` by unfolding calls and prefixes (at most
-/// `limit` terms), so that every prefix and call on the way is evaluated.
-fn walk(script: &Script, root: &Proc, limit: usize) -> Result<usize, CspError> {
-    let mut seen: HashSet<Proc> = HashSet::new();
-    let mut queue = VecDeque::from([root.clone()]);
-    while let Some(p) = queue.pop_front() {
-        if seen.len() >= limit || !seen.insert(p.clone()) {
-            continue;
-        }
-        match p.node() {
-            ProcNode::Stop | ProcNode::Skip => {}
-            ProcNode::Call(c) => queue.push_back(script.unfold(c)?),
-            ProcNode::Prefix(pc) => {
-                for (_, next) in script.prefix_transitions(pc)? {
-                    queue.push_back(next);
-                }
-            }
-            ProcNode::ExtChoice(ps) | ProcNode::IntChoice(ps) | ProcNode::Interleave(ps) => {
-                queue.extend(ps.iter().cloned())
-            }
-            ProcNode::Parallel(_, ps) => queue.extend(ps.iter().cloned()),
-            ProcNode::AlphaParallel(ps) => queue.extend(ps.iter().map(|(_, p)| p.clone())),
-            ProcNode::Seq(a, b)
-            | ProcNode::Link(a, _, b)
-            | ProcNode::Interrupt(a, b)
-            | ProcNode::Timeout(a, b) => {
-                queue.push_back(a.clone());
-                queue.push_back(b.clone());
-            }
-            ProcNode::Hide(a, _) | ProcNode::Rename(a, _) => queue.push_back(a.clone()),
-        }
-    }
-    Ok(seen.len())
-}
 
 #[derive(Debug)]
 enum Outcome {

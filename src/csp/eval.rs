@@ -121,6 +121,19 @@ pub enum AssertionCheck {
     },
 }
 
+impl AssertionCheck {
+    /// The processes the assertion is about (specification first for refinements).
+    pub fn processes(&self) -> Vec<&Proc> {
+        match self {
+            AssertionCheck::Refinement { spec, imp, .. } => vec![spec, imp],
+            AssertionCheck::DeadlockFree { process, .. }
+            | AssertionCheck::DivergenceFree { process }
+            | AssertionCheck::Deterministic { process, .. }
+            | AssertionCheck::HasTrace { process, .. } => vec![process],
+        }
+    }
+}
+
 /// An assertion of the script.
 #[derive(Clone, Debug)]
 pub struct Assertion {
@@ -1285,12 +1298,13 @@ impl Script {
         }
     }
 
-    /// Errors unless `v` is complete (a constructor with all its fields, or a whole event).
+    /// Errors unless `v` is complete when it is a datatype value (a constructor with all its
+    /// fields).
     fn require_complete(&self, v: &Value, span: Span) -> EResult<()> {
         let atoms = v.atoms();
+        // (channel names and partial events may be compared, as FDR2 scripts do)
         let complete = match atoms.first() {
             Some(Value::Ctor(_)) => self.complete_value(v)?,
-            Some(Value::Chan(_)) => self.validate_event(atoms, span)?,
             _ => true,
         };
         if complete {
