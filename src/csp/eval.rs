@@ -1783,35 +1783,51 @@ impl Script {
             PatKind::Dot(ps) => {
                 let atoms = v.atoms();
                 let mut i = 0;
-                // after a channel or constructor head, field types guide the split
-                let mut fields: Option<Arc<[FieldSet]>> = None;
-                let mut field = 0;
+                // Field types guide the split: a component naming a channel or constructor (or
+                // the first component, over a channel or constructor value: `x.y` matches `B.1`
+                // with `x = B`) takes one atom and opens the fields of that head.
+                let mut contexts: Vec<(Arc<[FieldSet]>, usize)> = Vec::new();
+                let next_field = |contexts: &mut Vec<(Arc<[FieldSet]>, usize)>| {
+                    while contexts.last().is_some_and(|(f, j)| *j >= f.len()) {
+                        contexts.pop();
+                    }
+                    contexts.last_mut().map(|(f, j)| {
+                        *j += 1;
+                        f[*j - 1].clone()
+                    })
+                };
                 for (k, q) in ps.iter().enumerate() {
                     if i >= atoms.len() {
                         return Ok(false);
                     }
-                    let head = match &q.kind {
-                        PatKind::Var(n) => match self.prog.globals.get(n) {
-                            Some(GlobalKind::Chan(c)) => Some(self.chan_fields(*c)?),
-                            Some(GlobalKind::Ctor(c)) => Some(self.ctor_fields(*c)?),
-                            _ => None,
-                        },
+                    let names_head = match &q.kind {
+                        PatKind::Var(n) => matches!(
+                            self.prog.globals.get(n),
+                            Some(GlobalKind::Chan(_) | GlobalKind::Ctor(_))
+                        ),
+                        _ => false,
+                    };
+                    let head_fields = match &atoms[i] {
+                        Value::Chan(c) => Some(self.chan_fields(*c)?),
+                        Value::Ctor(c) => Some(self.ctor_fields(*c)?),
                         _ => None,
                     };
-                    let n = if head.is_some() {
+                    let takes_head =
+                        head_fields.is_some() && k + 1 < ps.len() && (names_head || k == 0);
+                    let n = if takes_head {
+                        next_field(&mut contexts);
+                        if let Some(f) = head_fields {
+                            contexts.push((f, 0));
+                        }
                         1
                     } else if k + 1 == ps.len() {
                         atoms.len() - i
-                    } else if let Some(fs) = &fields {
-                        field += 1;
-                        self.field_len(fs.get(field - 1), atoms, i)?.max(1)
                     } else {
-                        self.value_len(atoms, i)?
+                        match next_field(&mut contexts) {
+                            Some(f) => self.field_len(Some(&f), atoms, i)?.max(1),
+                            None => self.value_len(atoms, i)?,
+                        }
                     };
-                    if head.is_some() {
-                        fields = head;
-                        field = 0;
-                    }
                     let n = n.min(atoms.len() - i);
                     let part = Value::from_atoms(&atoms[i..i + n]);
                     if !self.match_pattern(q, &part, env)? {

@@ -543,7 +543,17 @@ impl<'c> Parser<'c> {
             }
             _ => {
                 let lhs = self.parse_expr(0)?;
-                self.expect(&Tok::Define, "`=` (a definition)")?;
+                if self.peek() != &Tok::Define {
+                    let found = self.unexpected("`=`").message;
+                    return Err(RawError::new(
+                        lhs.span,
+                        ErrorKind::Syntax,
+                        format!(
+                            "a declaration must be a definition `name = ...`: {found} after this expression"
+                        ),
+                    ));
+                }
+                self.bump();
                 let rhs = self.parse_expr(0)?;
                 let span = lhs.span.to(rhs.span);
                 return Ok(Decl {
