@@ -530,3 +530,73 @@ fn unguarded_recursion_is_an_error() {
         .expect_err("runaway recursion");
     assert_eq!(e.kind, ErrorKind::Limit);
 }
+
+/// Throughput of the evaluator on a dining-philosophers leaf (run with
+/// `cargo test --release --test csp_eval -- --ignored --nocapture`).
+#[test]
+#[ignore]
+fn measure_prefix_transitions() {
+    let s = load(
+        "\
+N = 5
+channel pickup, putdown : {0..N-1}.{0..N-1}
+channel sit, getup : {0..N-1}
+PHIL(i) = sit!i -> pickup!i!i -> pickup!i!((i+1)%N) -> putdown!i!((i+1)%N) -> putdown!i!i -> getup!i -> PHIL(i)
+FORK(i) = pickup?x:{i, (i-1+N)%N}!i -> putdown!x!i -> FORK(i)
+",
+    );
+    let mut leaves = Vec::new();
+    for i in 0..5 {
+        leaves.push(s.process("PHIL", &[Value::Int(i)]).expect("PHIL"));
+        leaves.push(s.process("FORK", &[Value::Int(i)]).expect("FORK"));
+    }
+    let start = std::time::Instant::now();
+    let mut calls = 0u64;
+    let mut terms = 0usize;
+    while start.elapsed().as_secs_f64() < 1.0 {
+        for leaf in &leaves {
+            let mut p = leaf.clone();
+            for _ in 0..8 {
+                p = match p.node() {
+                    ProcNode::Call(c) => s.unfold(c).expect("unfold"),
+                    ProcNode::Prefix(pre) => {
+                        calls += 1;
+                        let t = s.prefix_transitions(pre).expect("transitions");
+                        terms += t.len();
+                        t.into_iter().next().expect("a transition").1
+                    }
+                    _ => break,
+                };
+            }
+        }
+    }
+    let secs = start.elapsed().as_secs_f64();
+    println!(
+        "prefix_transitions: {calls} calls in {secs:.2} s = {:.0} calls/s ({terms} successor terms)",
+        calls as f64 / secs
+    );
+}
+
+#[test]
+fn scripts_and_terms_can_be_shared_between_threads() {
+    fn shared<T: Send + Sync>() {}
+    shared::<Script>();
+    shared::<Proc>();
+    shared::<Value>();
+    let s = load("channel a : {0..3}\nP(n) = a!n -> P((n + 1) % 4)\n");
+    let p = s.process("P", &[Value::Int(0)]).expect("P(0)");
+    let names: Vec<String> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..4)
+            .map(|_| scope.spawn(|| common::walk(&s, &p, 100).expect("walk")))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("thread").to_string())
+            .collect()
+    });
+    assert_eq!(
+        names,
+        ["8", "8", "8", "8"],
+        "4 calls P(n) and their 4 prefixes"
+    );
+}
