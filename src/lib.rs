@@ -4,6 +4,7 @@
 //! [`ts`]; [`lts`]; [`refine`]. See `DESIGN.md` in the project's shared folder for the whole
 //! shape.
 
+pub mod csp;
 pub mod explore;
 pub mod lts;
 pub mod refine;
