@@ -244,7 +244,7 @@ fn concurrent_creation_and_collection_stress() {
             let registry = registry.clone();
             std::thread::spawn(move || {
                 let th = table.register_thread();
-                let mut rng = seed as u64 * 0x9E37_79B9_7F4A_7C15 + 1;
+                let mut rng = (seed as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) + 1;
                 let mut next = move || {
                     rng ^= rng << 13;
                     rng ^= rng >> 7;

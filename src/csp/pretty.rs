@@ -265,7 +265,8 @@ fn write_bare(s: &mut String, e: &Expr) {
         }
         AlphaParallel(p, a, b, q) => {
             write_expr(s, p, L_PAR + 1);
-            s.push_str(" [");
+            // The space keeps a set that starts with `[` from lexing as `[[`.
+            s.push_str(" [ ");
             write_expr(s, a, 0);
             s.push_str(" || ");
             write_expr(s, b, 0);
@@ -301,7 +302,7 @@ fn write_bare(s: &mut String, e: &Expr) {
             write_stmts(s, stmts);
             s.push_str(" @ ");
             if let RepOp::AlphaParallel(a) = op {
-                s.push('[');
+                s.push_str("[ ");
                 write_expr(s, a, 0);
                 s.push_str("] ");
             }
