@@ -1,8 +1,13 @@
 //! weft: a multi-threaded explicit-state exploration engine and antichain refinement checker.
 //!
 //! Layers, bottom to top (a module imports only from layers below it): `sync`; `term` and
-//! [`ts`]; [`lts`]. See `DESIGN.md` in the project's shared folder for the whole shape.
+//! [`ts`]; [`lts`]; [`refine`]. See `DESIGN.md` in the project's shared folder for the whole
+//! shape.
 
+pub mod csp;
+pub mod explore;
 pub mod lts;
+pub mod refine;
 pub mod sync;
+pub mod term;
 pub mod ts;

@@ -5,9 +5,15 @@
 
 use clap::{Parser, Subcommand};
 
+mod explore;
+mod info;
+mod progress;
+mod refines;
+
 /// Exit code when the checked property holds (or the command succeeded).
 pub const EXIT_HOLDS: i32 = 0;
 /// Exit code when the checked property does not hold.
+#[allow(dead_code)] // used by the checking subcommands
 pub const EXIT_FAILS: i32 = 1;
 /// Exit code on any error (bad input, I/O, limits).
 pub const EXIT_ERROR: i32 = 2;
@@ -24,7 +30,15 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
-enum Command {}
+enum Command {
+    /// Print sizes and facts of an LTS file: states, transitions, labels, tau transitions,
+    /// deadlocks, divergences, determinism.
+    Info(info::InfoArgs),
+    /// Generate the state space of a model with the parallel breadth-first explorer.
+    Explore(explore::ExploreArgs),
+    /// Check that IMPL refines SPEC (FDR's `assert SPEC [FD= IMPL`; exit 0 holds, 1 not, 2 error).
+    Refines(refines::RefinesArgs),
+}
 
 /// Parses the arguments, runs the subcommand and returns the process exit code.
 pub fn run() -> i32 {
@@ -40,7 +54,11 @@ pub fn run() -> i32 {
             return code;
         }
     };
-    let result: anyhow::Result<i32> = match cli.command {};
+    let result: anyhow::Result<i32> = match cli.command {
+        Command::Info(args) => info::run(&args),
+        Command::Explore(args) => explore::run(&args),
+        Command::Refines(args) => refines::run(args),
+    };
     match result {
         Ok(code) => code,
         Err(e) => {

@@ -1,18 +1,72 @@
 //! Explicit labelled transition systems in compact form.
 //!
 //! States and labels are dense `u32` ids; label 0 is tau. Transitions are grouped per source
-//! state (compressed adjacency: `offsets[s]..offsets[s + 1]` indexes `labels`/`targets`).
+//! state (compressed adjacency: `offsets[s]..offsets[s + 1]` indexes `labels`/`targets`), in the
+//! order in which they were given (for `.aut` files: file order).
+//!
+//! Only the states `0..covered` that occur in some transition (or are initial) have an entry
+//! in `offsets`; the remaining states `covered..num_states` exist (a header may declare them)
+//! but have no transitions, so a header declaring billions of isolated states costs no memory.
+//!
+//! Derived facts (tau-SCCs, divergence, stability, enabled sets, reachability, determinism,
+//! tau-closures) are computed on first use and cached inside the `Lts` (see [`facts`]); an `Lts`
+//! is immutable, so the caches never go stale. Equality ignores the caches.
+//!
+//! Submodules: [`aut`] (the Aldebaran `.aut` reader and writer), [`dot`] (Graphviz output),
+//! [`facts`] (the derived facts).
+
+pub mod aut;
+pub mod dot;
+pub mod facts;
+
+pub use aut::{read_aut, read_aut_file, write_aut, AutError, AutOptions};
+pub use dot::write_dot;
+pub use facts::{LtsSummary, TauClosures};
 
 use crate::ts::{Label, TransitionSystem, TAU};
 
 /// An explicit LTS: initial state, label names, and transitions grouped by source state.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone)]
 pub struct Lts {
     initial: u32,
+    num_states: u32,
     label_names: Vec<String>,
+    /// `offsets.len() - 1` states are covered; states beyond have no transitions.
     offsets: Vec<u64>,
     labels: Vec<Label>,
     targets: Vec<u32>,
+    facts: facts::FactsCache,
+}
+
+impl PartialEq for Lts {
+    /// Structural equality: same initial state, state count, label names, and transitions in
+    /// the same order per state. Cached facts are ignored.
+    fn eq(&self, other: &Lts) -> bool {
+        if self.initial != other.initial
+            || self.num_states != other.num_states
+            || self.label_names != other.label_names
+            || self.labels.len() != other.labels.len()
+        {
+            return false;
+        }
+        // `covered` may differ between equal systems (a trailing state without transitions);
+        // compare state by state over the larger covered range.
+        let covered = self.covered().max(other.covered());
+        (0..covered).all(|s| self.outgoing(s) == other.outgoing(s))
+    }
+}
+
+impl Eq for Lts {}
+
+impl std::fmt::Debug for Lts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Lts")
+            .field("initial", &self.initial)
+            .field("num_states", &self.num_states)
+            .field("label_names", &self.label_names)
+            .field("num_transitions", &self.labels.len())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Lts {
@@ -47,12 +101,35 @@ impl Lts {
             targets[at] = t;
             fill[s as usize] += 1;
         }
+        Lts::from_parts(initial, num_states, label_names, offsets, labels, targets)
+    }
+
+    /// Assembles an LTS from checked compressed-adjacency parts.
+    ///
+    /// Callers guarantee: `offsets` non-empty, non-decreasing, starting at 0 and ending at
+    /// `labels.len() == targets.len()`; `offsets.len() - 1 <= num_states`; every target and
+    /// `initial` below `offsets.len() - 1` (the covered states; `initial` may be 0 when
+    /// `num_states == 0`); every label below `label_names.len()`.
+    pub(crate) fn from_parts(
+        initial: u32,
+        num_states: u32,
+        label_names: Vec<String>,
+        offsets: Vec<u64>,
+        labels: Vec<Label>,
+        targets: Vec<u32>,
+    ) -> Lts {
+        debug_assert!(!offsets.is_empty() && offsets.len() - 1 <= num_states as usize);
+        debug_assert!((initial as usize) < offsets.len() - 1 || num_states == 0);
+        debug_assert_eq!(offsets.last().copied(), Some(labels.len() as u64));
+        debug_assert_eq!(labels.len(), targets.len());
         Lts {
             initial,
+            num_states,
             label_names,
             offsets,
             labels,
             targets,
+            facts: facts::FactsCache::default(),
         }
     }
 
@@ -63,7 +140,7 @@ impl Lts {
 
     /// Number of states.
     pub fn num_states(&self) -> u32 {
-        (self.offsets.len() - 1) as u32
+        self.num_states
     }
 
     /// Number of transitions.
@@ -76,11 +153,37 @@ impl Lts {
         &self.label_names
     }
 
+    /// The id of the label called `name`, if any (`"tau"` gives [`TAU`]).
+    pub fn label_id(&self, name: &str) -> Option<Label> {
+        self.label_names
+            .iter()
+            .position(|n| n == name)
+            .map(|i| i as Label)
+    }
+
+    /// Number of states with an entry in the adjacency arrays; every state at or above this
+    /// has no outgoing transitions and is not the target of any transition.
+    pub(crate) fn covered(&self) -> u32 {
+        (self.offsets.len() - 1) as u32
+    }
+
     /// The outgoing transitions of `state` as parallel slices `(labels, targets)`.
+    ///
+    /// Panics if `state >= num_states()`.
     pub fn outgoing(&self, state: u32) -> (&[Label], &[u32]) {
-        let lo = self.offsets[state as usize] as usize;
-        let hi = self.offsets[state as usize + 1] as usize;
+        assert!(state < self.num_states, "state {state} out of range");
+        let s = state as usize;
+        if s + 1 >= self.offsets.len() {
+            return (&[], &[]);
+        }
+        let lo = self.offsets[s] as usize;
+        let hi = self.offsets[s + 1] as usize;
         (&self.labels[lo..hi], &self.targets[lo..hi])
+    }
+
+    /// Number of outgoing transitions of `state`.
+    pub fn out_degree(&self, state: u32) -> usize {
+        self.outgoing(state).0.len()
     }
 
     /// Iterates over `(label, target)` of the outgoing transitions of `state`.
@@ -94,6 +197,11 @@ impl Lts {
         self.successors(state)
             .filter(|&(l, _)| l == TAU)
             .map(|(_, t)| t)
+    }
+
+    /// Iterates over all transitions `(source, label, target)`, grouped by source state.
+    pub fn transitions(&self) -> impl Iterator<Item = (u32, Label, u32)> + '_ {
+        (0..self.covered()).flat_map(move |s| self.successors(s).map(move |(l, t)| (s, l, t)))
     }
 }
 
@@ -130,5 +238,25 @@ mod tests {
         assert_eq!(out, vec![(0, 1), (1, 2)]);
         assert_eq!(lts.tau_successors(0).collect::<Vec<_>>(), vec![1]);
         assert_eq!(lts.successors(2).count(), 0);
+        assert_eq!(
+            lts.transitions().collect::<Vec<_>>(),
+            vec![(0, 0, 1), (0, 1, 2), (1, 1, 2)]
+        );
+    }
+
+    #[test]
+    fn lts_is_shareable_between_threads() {
+        fn shareable<T: Send + Sync>() {}
+        shareable::<Lts>();
+    }
+
+    #[test]
+    fn equality_ignores_caches_and_coverage() {
+        let names = vec!["tau".to_string(), "a".to_string()];
+        let a = Lts::from_transitions(0, 3, names.clone(), &[(0, 1, 1)]);
+        let b = Lts::from_parts(0, 3, names, vec![0, 1, 1], vec![1], vec![1]);
+        assert!(a.is_divergent(0) == b.is_divergent(0));
+        assert_eq!(a, b);
+        assert_eq!(b.outgoing(2), (&[][..], &[][..]));
     }
 }

@@ -4,21 +4,22 @@
 //! entering, a shared section; written only by its owner) and `forbidden` (some thread wants or
 //! has the exclusive section; written only by the thread holding the mutex). Entering a shared
 //! section costs a store of `busy`, a light barrier and a load of `forbidden`; leaving costs one
-//! store. Entering the exclusive section takes the mutex, forbids every thread and withdraws the
-//! prohibition of each thread found busy, until all are forbidden while none is busy.
+//! store. Entering the exclusive section takes the mutex, forbids every thread, and, if it then
+//! finds some thread busy, withdraws the prohibitions and tries again, until all are forbidden
+//! while none is busy.
 //!
 //! The nondeterministic "sometimes" branches of Table 5.2 exist to make the implementation
 //! model branching bisimilar to the specification (§5.2.2) and are not needed for correctness;
 //! they are left out. Shared sections nest with a per-thread counter; only the outermost entry
 //! and exit touch the flags.
 
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::marker::PhantomData;
 
 use crossbeam::utils::CachePadded;
 
 use super::barrier::Barriers;
-use super::shim::{self, Arc, AtomicBool, Mutex, MutexGuard, Ordering};
+use super::shim::{self, Arc, AtomicBool, Ordering, RawMutex, UnsafeCell};
 
 /// The two flags of one participating thread.
 #[derive(Debug, Default)]
@@ -27,20 +28,42 @@ struct ThreadFlags {
     forbidden: CachePadded<AtomicBool>,
 }
 
-type Registry = Vec<Arc<ThreadFlags>>;
+#[derive(Debug)]
+struct Protocol {
+    /// The mutex of Table 5.2. It also guards `registry`, so a thread joins or leaves only
+    /// while no exclusive section is in progress.
+    mutex: RawMutex,
+    registry: UnsafeCell<Vec<Arc<ThreadFlags>>>,
+    barriers: Barriers,
+}
+
+// SAFETY: `registry` is only accessed with `mutex` held (see `Protocol::with_registry`); the
+// flags are atomics.
+unsafe impl Sync for Protocol {}
+// SAFETY: as above; nothing in `Protocol` is tied to a thread.
+unsafe impl Send for Protocol {}
+
+impl Protocol {
+    /// Runs `f` on the registry; the caller must hold `mutex`.
+    ///
+    /// # Safety
+    /// `mutex` is held by the calling thread for the duration of the call.
+    unsafe fn with_registry<R>(&self, f: impl FnOnce(&mut Vec<Arc<ThreadFlags>>) -> R) -> R {
+        // SAFETY: the mutex gives this thread exclusive access to the registry.
+        self.registry
+            .with_mut(|registry| f(unsafe { &mut *registry }))
+    }
+}
 
 /// A readers-writer lock for read-mostly workloads: shared sections cost no read-modify-write
 /// and touch only the calling thread's own cache lines.
 ///
 /// Threads take part through a [`Participant`] obtained from [`BusyForbidden::register`]; a
 /// participant that is dropped leaves the protocol, so exited threads never block a later
-/// exclusive section.
-#[derive(Debug)]
+/// exclusive section. Cloning the lock gives another handle to the same lock.
+#[derive(Clone, Debug)]
 pub struct BusyForbidden {
-    /// The mutex of Table 5.2. It also guards the registry of participating threads, so a
-    /// thread registers or leaves only while no exclusive section is in progress.
-    registry: Mutex<Registry>,
-    barriers: Barriers,
+    protocol: Arc<Protocol>,
 }
 
 impl Default for BusyForbidden {
@@ -58,50 +81,66 @@ impl BusyForbidden {
     /// A lock using the given barriers.
     pub fn with_barriers(barriers: Barriers) -> BusyForbidden {
         BusyForbidden {
-            registry: Mutex::new(Vec::new()),
-            barriers,
+            protocol: Arc::new(Protocol {
+                mutex: RawMutex::new(),
+                registry: UnsafeCell::new(Vec::new()),
+                barriers,
+            }),
         }
     }
 
     /// The barriers this lock uses.
     pub fn barriers(&self) -> Barriers {
-        self.barriers
+        self.protocol.barriers
     }
 
     /// Makes the calling thread a participant. Blocks while an exclusive section is in progress.
-    pub fn register(&self) -> Participant<'_> {
+    pub fn register(&self) -> Participant {
         let flags = Arc::new(ThreadFlags::default());
-        shim::lock(&self.registry).push(flags.clone());
+        let protocol = &self.protocol;
+        protocol.mutex.lock();
+        // SAFETY: the mutex is held until the unlock below.
+        unsafe {
+            protocol.with_registry(|registry| registry.push(flags.clone()));
+            protocol.mutex.unlock();
+        }
         Participant {
-            lock: self,
+            protocol: self.protocol.clone(),
             flags,
             depth: Cell::new(0),
-            barriers: self.barriers,
-            exclusive: RefCell::new(None),
+            exclusive: Cell::new(false),
+            barriers: protocol.barriers,
             _not_send: PhantomData,
         }
     }
 
     /// Number of registered participants.
     pub fn participants(&self) -> usize {
-        shim::lock(&self.registry).len()
+        let protocol = &self.protocol;
+        protocol.mutex.lock();
+        // SAFETY: the mutex is held until the unlock below.
+        unsafe {
+            let n = protocol.with_registry(|registry| registry.len());
+            protocol.mutex.unlock();
+            n
+        }
     }
 }
 
 /// One thread's membership in a [`BusyForbidden`] lock. Not `Send`: its flags belong to the
 /// thread that registered it.
-pub struct Participant<'a> {
-    lock: &'a BusyForbidden,
+pub struct Participant {
+    protocol: Arc<Protocol>,
     flags: Arc<ThreadFlags>,
     /// Nesting depth of shared sections; only the owner thread reads or writes it.
     depth: Cell<u32>,
+    /// True from `enter_exclusive` to `leave_exclusive` (this thread then holds the mutex).
+    exclusive: Cell<bool>,
     barriers: Barriers,
-    /// The mutex guard, held from `enter_exclusive` to `leave_exclusive`.
-    exclusive: RefCell<Option<MutexGuard<'a, Registry>>>,
     _not_send: PhantomData<*const ()>,
 }
 
-impl<'a> Participant<'a> {
+impl Participant {
     /// Enters a (possibly nested) shared section. Returns once no thread is exclusive.
     #[inline]
     pub fn enter_shared(&self) {
@@ -111,15 +150,9 @@ impl<'a> Participant<'a> {
             return;
         }
         debug_assert!(
-            self.exclusive.borrow().is_none(),
+            !self.exclusive.get(),
             "shared section requested inside this thread's exclusive section"
         );
-        self.enter_shared_outermost();
-        self.depth.set(1);
-    }
-
-    #[inline]
-    fn enter_shared_outermost(&self) {
         // Ordering: Relaxed; the barrier below orders it before the load of `forbidden`.
         self.flags.busy.store(true, Ordering::Relaxed);
         self.barriers.light();
@@ -128,14 +161,18 @@ impl<'a> Participant<'a> {
         while self.flags.forbidden.load(Ordering::Acquire) {
             self.back_off();
         }
+        self.depth.set(1);
     }
 
     #[cold]
     fn back_off(&self) {
         // Ordering: Relaxed; nothing was done inside the section that needs publishing.
         self.flags.busy.store(false, Ordering::Relaxed);
-        shim::wait_for_unlock(&self.lock.registry);
-        // Ordering: Relaxed, as in `enter_shared_outermost`; the caller reloads `forbidden`.
+        if self.protocol.mutex.try_lock_for_a_while() {
+            // SAFETY: `try_lock_for_a_while` returned true, so this thread holds the mutex.
+            unsafe { self.protocol.mutex.unlock() };
+        }
+        // Ordering: Relaxed, as in `enter_shared`; the caller reloads `forbidden`.
         self.flags.busy.store(true, Ordering::Relaxed);
         self.barriers.light();
     }
@@ -164,87 +201,99 @@ impl<'a> Participant<'a> {
 
     /// Enters a shared section for the lifetime of the returned guard.
     #[inline]
-    pub fn shared(&self) -> SharedGuard<'_, 'a> {
+    pub fn shared(&self) -> SharedGuard<'_> {
         self.enter_shared();
         SharedGuard { participant: self }
     }
 
     /// Enters the exclusive section: returns once no other thread is in a shared or exclusive
-    /// section. Must not be called inside a shared section or twice without leaving.
+    /// section. Must not be called inside a shared section, nor twice without leaving.
     pub fn enter_exclusive(&self) {
         assert_eq!(
             self.depth.get(),
             0,
             "exclusive section requested inside a shared section (would deadlock)"
         );
-        assert!(
-            self.exclusive.borrow().is_none(),
-            "exclusive section entered twice"
-        );
-        let registry = shim::lock(&self.lock.registry);
-        loop {
-            for flags in registry.iter() {
-                // Ordering: Relaxed; only the mutex holder writes `forbidden`, and the heavy
-                // barrier below orders this store before the loads of `busy`.
-                flags.forbidden.store(true, Ordering::Relaxed);
-            }
-            self.barriers.heavy();
-            if cfg!(feature = "mutant") {
-                // MUTANT (loom-tests only): trusts the prohibition without re-checking `busy`,
-                // so a thread already inside its shared section is overlooked.
-                break;
-            }
-            // Ordering: Acquire; reading `false` written by `leave_shared` (Release) makes that
-            // thread's shared section happen before this exclusive section.
-            let some_busy = registry
-                .iter()
-                .any(|flags| flags.busy.load(Ordering::Acquire));
-            if !some_busy {
-                break;
-            }
-            // Some thread is inside a shared section (or entering one). Withdraw every
-            // prohibition while we wait for it: a thread that stays busy must not keep the
-            // others out of their shared sections (property 3 of §5.2.3: shared entry is
-            // refused only while a thread is *in* the exclusive section).
-            for flags in registry.iter() {
-                // Ordering: Relaxed; nothing was written under the prohibition.
-                flags.forbidden.store(false, Ordering::Relaxed);
-            }
-            shim::spin_wait();
-        }
-        *self.exclusive.borrow_mut() = Some(registry);
+        assert!(!self.exclusive.get(), "exclusive section entered twice");
+        let protocol = &*self.protocol;
+        protocol.mutex.lock();
+        // SAFETY: this thread holds the mutex from here until `leave_exclusive`.
+        unsafe { protocol.with_registry(|registry| forbid_all(registry, &self.barriers)) };
+        self.exclusive.set(true);
     }
 
     /// Leaves the exclusive section.
     pub fn leave_exclusive(&self) {
-        let registry = self
-            .exclusive
-            .borrow_mut()
-            .take()
-            .expect("leave_exclusive without enter_exclusive");
-        for flags in registry.iter() {
-            // Ordering: Release; a reader that loads this `false` (Acquire) sees every write of
-            // the exclusive section.
-            flags.forbidden.store(false, Ordering::Release);
+        assert!(
+            self.exclusive.get(),
+            "leave_exclusive without enter_exclusive"
+        );
+        let protocol = &*self.protocol;
+        // SAFETY: `exclusive` is true, so this thread holds the mutex (taken in
+        // `enter_exclusive`); it releases it here, after the last access to the registry.
+        unsafe {
+            protocol.with_registry(|registry| {
+                for flags in registry.iter() {
+                    // Ordering: Release; a reader that loads this `false` (Acquire) sees every
+                    // write of the exclusive section.
+                    flags.forbidden.store(false, Ordering::Release);
+                }
+            });
+            self.exclusive.set(false);
+            protocol.mutex.unlock();
         }
-        drop(registry);
     }
 
     /// True while this thread holds the exclusive section.
     pub fn is_exclusive(&self) -> bool {
-        self.exclusive.borrow().is_some()
+        self.exclusive.get()
     }
 
     /// Enters the exclusive section for the lifetime of the returned guard.
-    pub fn exclusive(&self) -> ExclusiveGuard<'_, 'a> {
+    pub fn exclusive(&self) -> ExclusiveGuard<'_> {
         self.enter_exclusive();
         ExclusiveGuard { participant: self }
     }
 }
 
-impl Drop for Participant<'_> {
+/// The loop of `enter_exclusive`: forbid every thread; if some thread is busy, withdraw the
+/// prohibitions, wait, and try again.
+fn forbid_all(registry: &[Arc<ThreadFlags>], barriers: &Barriers) {
+    loop {
+        for flags in registry {
+            // Ordering: Relaxed; only the mutex holder writes `forbidden`, and the heavy
+            // barrier below orders this store before the loads of `busy`.
+            flags.forbidden.store(true, Ordering::Relaxed);
+        }
+        barriers.heavy();
+        if cfg!(feature = "mutant") {
+            // MUTANT (loom-tests only): trusts the prohibition without re-checking `busy`,
+            // so a thread already inside its shared section is overlooked.
+            return;
+        }
+        // Ordering: Acquire; reading `false` written by `leave_shared` (Release) makes that
+        // thread's shared section happen before this exclusive section.
+        if !registry
+            .iter()
+            .any(|flags| flags.busy.load(Ordering::Acquire))
+        {
+            return;
+        }
+        // Some thread is inside a shared section (or entering one). Withdraw every prohibition
+        // while we wait for it: a thread that stays busy must not keep the others out of their
+        // shared sections (property 3 of §5.2.3: shared entry is refused only while a thread is
+        // *in* the exclusive section).
+        for flags in registry {
+            // Ordering: Relaxed; nothing was written under the prohibition.
+            flags.forbidden.store(false, Ordering::Relaxed);
+        }
+        shim::spin_wait();
+    }
+}
+
+impl Drop for Participant {
     fn drop(&mut self) {
-        if self.is_exclusive() {
+        if self.exclusive.get() {
             self.leave_exclusive();
         }
         debug_assert_eq!(
@@ -252,17 +301,24 @@ impl Drop for Participant<'_> {
             0,
             "participant dropped inside a shared section"
         );
-        let mut registry = shim::lock(&self.lock.registry);
-        registry.retain(|flags| !Arc::ptr_eq(flags, &self.flags));
+        let protocol = &*self.protocol;
+        protocol.mutex.lock();
+        // SAFETY: the mutex is held until the unlock below.
+        unsafe {
+            protocol.with_registry(|registry| {
+                registry.retain(|flags| !Arc::ptr_eq(flags, &self.flags))
+            });
+            protocol.mutex.unlock();
+        }
     }
 }
 
 /// A shared section, left when dropped.
-pub struct SharedGuard<'p, 'a> {
-    participant: &'p Participant<'a>,
+pub struct SharedGuard<'p> {
+    participant: &'p Participant,
 }
 
-impl Drop for SharedGuard<'_, '_> {
+impl Drop for SharedGuard<'_> {
     #[inline]
     fn drop(&mut self) {
         self.participant.leave_shared();
@@ -270,11 +326,11 @@ impl Drop for SharedGuard<'_, '_> {
 }
 
 /// The exclusive section, left when dropped.
-pub struct ExclusiveGuard<'p, 'a> {
-    participant: &'p Participant<'a>,
+pub struct ExclusiveGuard<'p> {
+    participant: &'p Participant,
 }
 
-impl Drop for ExclusiveGuard<'_, '_> {
+impl Drop for ExclusiveGuard<'_> {
     fn drop(&mut self) {
         self.participant.leave_exclusive();
     }

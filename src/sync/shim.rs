@@ -11,7 +11,85 @@ pub(crate) use loom::sync::atomic::{fence, AtomicBool, AtomicPtr, Ordering};
 #[cfg(loom)]
 pub(crate) use loom::sync::Arc;
 
-/// The mutex of the protocol; it also guards the registry of participating threads.
+/// The protocol's mutex: a raw lock (no guard object), so that a participant can hold it from
+/// `enter_exclusive` to `leave_exclusive` without borrowing from itself.
+#[cfg(not(loom))]
+pub(crate) struct RawMutex(parking_lot::RawMutex);
+
+#[cfg(not(loom))]
+impl std::fmt::Debug for RawMutex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RawMutex")
+    }
+}
+
+#[cfg(not(loom))]
+impl RawMutex {
+    pub(crate) fn new() -> Self {
+        RawMutex(<parking_lot::RawMutex as parking_lot::lock_api::RawMutex>::INIT)
+    }
+
+    pub(crate) fn lock(&self) {
+        <parking_lot::RawMutex as parking_lot::lock_api::RawMutex>::lock(&self.0);
+    }
+
+    /// # Safety
+    /// The calling context must hold the lock (taken by `lock` or a successful `try_lock_for`).
+    pub(crate) unsafe fn unlock(&self) {
+        // SAFETY: forwarded from the caller's contract.
+        unsafe { <parking_lot::RawMutex as parking_lot::lock_api::RawMutex>::unlock(&self.0) }
+    }
+
+    /// Waits a little for the mutex; true when it was acquired (the caller must unlock it).
+    /// This is the timed lock of Table 5.2: it affects speed, not safety.
+    pub(crate) fn try_lock_for_a_while(&self) -> bool {
+        <parking_lot::RawMutex as parking_lot::lock_api::RawMutexTimed>::try_lock_for(
+            &self.0,
+            std::time::Duration::from_micros(50),
+        )
+    }
+}
+
+/// The protocol's mutex under loom: a test-and-set lock on a loom atomic.
+#[cfg(loom)]
+#[derive(Debug)]
+pub(crate) struct RawMutex(AtomicBool);
+
+#[cfg(loom)]
+impl RawMutex {
+    pub(crate) fn new() -> Self {
+        RawMutex(AtomicBool::new(false))
+    }
+
+    pub(crate) fn lock(&self) {
+        while !self.try_lock() {
+            loom::thread::yield_now();
+        }
+    }
+
+    fn try_lock(&self) -> bool {
+        // Ordering: Acquire, so the holder sees the previous holder's writes.
+        self.0
+            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
+    }
+
+    /// # Safety
+    /// The calling context must hold the lock.
+    pub(crate) unsafe fn unlock(&self) {
+        // Ordering: Release, publishes the holder's writes to the next holder.
+        self.0.store(false, Ordering::Release);
+    }
+
+    pub(crate) fn try_lock_for_a_while(&self) -> bool {
+        let got = self.try_lock();
+        loom::thread::yield_now();
+        got
+    }
+}
+
+/// A mutex for registries read inside exclusive sections (loom's under `cfg(loom)`, since a
+/// loom thread may be preempted while holding it).
 #[cfg(not(loom))]
 pub(crate) type Mutex<T> = parking_lot::Mutex<T>;
 #[cfg(not(loom))]
@@ -21,29 +99,15 @@ pub(crate) type Mutex<T> = loom::sync::Mutex<T>;
 #[cfg(loom)]
 pub(crate) type MutexGuard<'a, T> = loom::sync::MutexGuard<'a, T>;
 
-/// Locks `mutex` (blocking).
+/// Locks `mutex`.
 #[cfg(not(loom))]
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock()
 }
+/// Locks `mutex`.
 #[cfg(loom)]
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().expect("loom mutex poisoned")
-}
-
-/// Waits a little for `mutex` to become free; true when it was acquired (and released again).
-/// This is the timed lock of Table 5.2, used only to back off: it affects speed, not safety.
-#[cfg(not(loom))]
-pub(crate) fn wait_for_unlock<T>(mutex: &Mutex<T>) -> bool {
-    mutex
-        .try_lock_for(std::time::Duration::from_micros(50))
-        .is_some()
-}
-#[cfg(loom)]
-pub(crate) fn wait_for_unlock<T>(mutex: &Mutex<T>) -> bool {
-    let got = mutex.try_lock().is_ok();
-    loom::thread::yield_now();
-    got
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// One turn of a busy-wait loop.

@@ -1,0 +1,127 @@
+//! `weft explore`: generate a state space with the parallel explorer.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+
+use weft::explore::{explore, ExploreOptions, ExploreStats, LevelObserver};
+use weft::lts::aut::{read_aut_file, write_aut, AutOptions};
+use weft::ts::TransitionSystem;
+
+use super::EXIT_HOLDS;
+
+#[derive(Args)]
+pub struct ExploreArgs {
+    /// The model: an LTS (`.aut`, `.aut.gz`).
+    model: PathBuf,
+    /// Worker threads (default: all cores).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Write the state space to this `.aut` file.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Stop after this many states (exit code 2, with the statistics so far).
+    #[arg(long)]
+    max_states: Option<u64>,
+    /// Name of the internal action in an `.aut` input (default: `tau` and `i`).
+    #[arg(long)]
+    tau: Option<String>,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: &ExploreArgs) -> Result<i32> {
+    let name = args.model.to_string_lossy();
+    if !(name.ends_with(".aut") || name.ends_with(".aut.gz")) {
+        bail!(
+            "{}: unknown model format (expected an .aut or .aut.gz file)",
+            args.model.display()
+        );
+    }
+    let mut aut = AutOptions::default();
+    if let Some(tau) = &args.tau {
+        aut.tau_labels = vec![tau.clone()];
+    }
+    let lts = read_aut_file(&args.model, &aut)?;
+    let (stats, written) = run_exploration(&lts, args)?;
+    report(&stats, args, written, None)
+}
+
+/// Explores `ts` as the arguments ask; writes the `.aut` output if requested.
+pub(crate) fn run_exploration<T: TransitionSystem>(
+    ts: &T,
+    args: &ExploreArgs,
+) -> Result<(ExploreStats, bool)> {
+    let threads = args.threads.unwrap_or_else(num_cpus::get);
+    if threads == 0 {
+        bail!("--threads must be at least 1");
+    }
+    let progress = super::progress::LevelProgress::start("exploring");
+    let opts = ExploreOptions {
+        threads,
+        record_transitions: args.out.is_some(),
+        max_states: args.max_states,
+        on_level: progress.as_ref().map(|p| {
+            let p = p.clone();
+            Arc::new(move |levels, states, transitions| p.update(levels, states, transitions))
+                as LevelObserver
+        }),
+    };
+    let result = explore(ts, &opts);
+    if let Some(p) = progress {
+        p.finish();
+    }
+    let mut written = false;
+    if let Some(out) = &args.out {
+        let lts = result.to_lts(ts);
+        let file = std::fs::File::create(out)
+            .with_context(|| format!("cannot create {}", out.display()))?;
+        write_aut(&lts, std::io::BufWriter::new(file))
+            .with_context(|| format!("cannot write {}", out.display()))?;
+        written = true;
+    }
+    Ok((result.stats, written))
+}
+
+/// Prints the statistics; the exit code is 2 when a limit cut the exploration short.
+pub(crate) fn report(
+    stats: &ExploreStats,
+    args: &ExploreArgs,
+    written: bool,
+    terms: Option<u64>,
+) -> Result<i32> {
+    if args.json {
+        let mut value = serde_json::to_value(stats)?;
+        if let Some(terms) = terms {
+            value["terms"] = terms.into();
+        }
+        println!("{value}");
+    } else {
+        println!("states:            {}", stats.states);
+        println!("transitions:       {}", stats.transitions);
+        println!("deadlocks:         {}", stats.deadlocks);
+        println!("levels:            {}", stats.levels);
+        println!("seconds:           {:.3}", stats.seconds);
+        println!("states per second: {:.0}", stats.states_per_second);
+        println!("threads:           {}", stats.threads);
+        if let Some(terms) = terms {
+            println!("terms:             {terms}");
+        }
+        if written {
+            if let Some(out) = &args.out {
+                println!("written:           {}", out.display());
+            }
+        }
+    }
+    if !stats.complete {
+        eprintln!(
+            "weft: stopped at the state limit ({} states): the state space is incomplete",
+            stats.states
+        );
+        return Ok(super::EXIT_ERROR);
+    }
+    Ok(EXIT_HOLDS)
+}

@@ -1,0 +1,186 @@
+//! `weft refines SPEC IMPL`: does IMPL refine SPEC (FDR's `assert SPEC [X= IMPL`)?
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use clap::{Args, ValueEnum};
+
+use super::{EXIT_FAILS, EXIT_HOLDS};
+use weft::lts::aut::{read_aut_file, AutOptions};
+use weft::lts::Lts;
+use weft::refine::{check, CheckOptions, CheckResult, Model, Search, Violation};
+
+/// Arguments of `weft refines`.
+#[derive(Args)]
+pub struct RefinesArgs {
+    /// The specification (an `.aut` or `.aut.gz` file).
+    spec: String,
+    /// The implementation (an `.aut` or `.aut.gz` file).
+    #[arg(name = "IMPL")]
+    implementation: String,
+    /// The semantic model.
+    #[arg(long, value_enum, default_value = "failures-divergences")]
+    model: ModelArg,
+    /// The search order (breadth-first gives shortest counterexamples).
+    #[arg(long, value_enum, default_value = "bfs")]
+    search: SearchArg,
+    /// Use the classical algorithm (exact visited set) instead of the antichain.
+    #[arg(long)]
+    no_antichain: bool,
+    /// The label of the internal action (default: `tau` and `i`).
+    #[arg(long, value_name = "NAME")]
+    tau: Option<String>,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ModelArg {
+    Traces,
+    Failures,
+    FailuresDivergences,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum SearchArg {
+    Bfs,
+    Dfs,
+}
+
+/// Resolves a command-line argument naming a system to its LTS.
+///
+/// Today an argument is an `.aut` file; a `FILE.csp:PROCESS` form can be added here.
+pub fn load_system(arg: &str, tau: Option<&str>) -> Result<Lts> {
+    let mut opts = AutOptions::default();
+    if let Some(name) = tau {
+        opts.tau_labels = vec![name.to_string()];
+    }
+    read_aut_file(Path::new(arg), &opts).with_context(|| format!("cannot read {arg}"))
+}
+
+/// Runs `weft refines`; returns the exit code.
+pub fn run(args: RefinesArgs) -> Result<i32> {
+    let spec = load_system(&args.spec, args.tau.as_deref())?;
+    let implementation = load_system(&args.implementation, args.tau.as_deref())?;
+    let opts = CheckOptions {
+        model: match args.model {
+            ModelArg::Traces => Model::Traces,
+            ModelArg::Failures => Model::Failures,
+            ModelArg::FailuresDivergences => Model::FailuresDivergences,
+        },
+        search: match args.search {
+            SearchArg::Bfs => Search::Bfs,
+            SearchArg::Dfs => Search::Dfs,
+        },
+        no_antichain: args.no_antichain,
+    };
+    let result = check(&spec, &implementation, &opts)?;
+    if args.json {
+        println!("{}", to_json(&result));
+    } else {
+        print!("{}", explain(&result, &args.spec, &args.implementation));
+        print!("{}", stats_line(&result));
+    }
+    Ok(if result.holds() {
+        EXIT_HOLDS
+    } else {
+        EXIT_FAILS
+    })
+}
+
+fn to_json(result: &CheckResult) -> serde_json::Value {
+    serde_json::json!({
+        "holds": result.holds(),
+        "model": result.model.name(),
+        "counterexample": result.counterexample,
+        "stats": result.stats,
+    })
+}
+
+fn braces(events: &[String]) -> String {
+    format!("{{{}}}", events.join(", "))
+}
+
+/// The human-readable verdict and counterexample.
+fn explain(result: &CheckResult, spec: &str, implementation: &str) -> String {
+    let mut out = String::new();
+    let model = result.model.name();
+    let Some(cex) = &result.counterexample else {
+        let _ = writeln!(out, "holds: {implementation} refines {spec} ({model})");
+        return out;
+    };
+    let _ = writeln!(
+        out,
+        "does not hold: {implementation} does not refine {spec} ({model})"
+    );
+    let trace = if cex.trace.is_empty() {
+        "<>".to_string()
+    } else {
+        format!("<{}>", cex.trace.join(", "))
+    };
+    let _ = writeln!(out, "  trace: {trace}");
+    match &cex.violation {
+        Violation::Trace { event } => {
+            let _ = writeln!(
+                out,
+                "  then the implementation performs {event}, which the specification cannot"
+            );
+        }
+        Violation::Refusal {
+            refused,
+            spec_acceptances,
+        } => {
+            let _ = writeln!(
+                out,
+                "  then the implementation, in stable state {}, refuses {}",
+                cex.impl_state,
+                braces(refused)
+            );
+            if spec_acceptances.is_empty() {
+                let _ = writeln!(
+                    out,
+                    "  the specification has no stable state after the trace, so it refuses nothing"
+                );
+            } else {
+                let sets: Vec<String> = spec_acceptances.iter().map(|a| braces(a)).collect();
+                let _ = writeln!(
+                    out,
+                    "  the specification's minimal acceptances there: {} (each of its stable \
+                     states accepts all of one of them; the implementation refuses an event of each)",
+                    sets.join(", ")
+                );
+            }
+        }
+        Violation::Divergence => {
+            let _ = writeln!(
+                out,
+                "  then the implementation diverges (state {}); the specification does not",
+                cex.impl_state
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
+        "  ({} product steps, taus included; implementation state {})",
+        cex.steps, cex.impl_state
+    );
+    out
+}
+
+fn stats_line(result: &CheckResult) -> String {
+    let s = &result.stats;
+    format!(
+        "pairs explored {}, discovered {}, max working {}, antichain hits {}, misses {}, \
+         max antichain {}, spec sets {}, {:.3} s\n",
+        s.pairs_explored,
+        s.pairs_discovered,
+        s.max_working,
+        s.antichain_hits,
+        s.antichain_misses,
+        s.max_antichain,
+        s.spec_sets,
+        s.seconds
+    )
+}

@@ -1,0 +1,817 @@
+//! The CSPm lexer: source text to tokens with spans.
+//!
+//! Comments (`--` to the end of the line, nested `{- -}`) and white space are skipped; each
+//! token records whether a line break separates it from the previous token. Whether that line
+//! break ends a declaration is decided as libcspm does it: a line break is ignored after a
+//! token that cannot end an expression (binary operators, opening brackets, `=`, ...) and
+//! before a token that cannot start one (binary operators, closing brackets, `then`, ...).
+//! See [`Tok::continues_after`] and [`Tok::continues_before`].
+//!
+//! One extension: `\\` is read as the hiding operator `\` (the itdojp/cspx problems write
+//! hiding that way; in FDR it is a syntax error, so no valid script is read differently).
+
+use std::fmt;
+
+use super::error::{ErrorKind, RawError};
+use super::source::Span;
+
+/// Refinement models of assertions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Model {
+    /// Traces `[T=`.
+    Traces,
+    /// Stable failures `[F=`.
+    Failures,
+    /// Failures-divergences `[FD=`.
+    FailuresDivergences,
+}
+
+impl Model {
+    /// The model's letters as written in CSPm (`T`, `F`, `FD`).
+    pub fn letters(self) -> &'static str {
+        match self {
+            Model::Traces => "T",
+            Model::Failures => "F",
+            Model::FailuresDivergences => "FD",
+        }
+    }
+}
+
+/// A token.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Tok {
+    Int(i64),
+    Ident(String),
+    /// A string literal (only `include` takes one in weft's subset).
+    Str(String),
+    /// A character literal (outside the subset).
+    Char,
+    // keywords
+    Channel,
+    Datatype,
+    Nametype,
+    Subtype,
+    Assert,
+    Include,
+    Transparent,
+    External,
+    Module,
+    Exports,
+    EndModule,
+    Instance,
+    Timed,
+    Print,
+    If,
+    Then,
+    Else,
+    Let,
+    Within,
+    And,
+    Or,
+    Not,
+    True,
+    False,
+    // brackets
+    LParen,
+    RParen,
+    LBrace,
+    RBrace,
+    LPipeBrace,
+    RPipeBrace,
+    LBrack,
+    RBrack,
+    LRename,
+    RRename,
+    LPar,
+    RPar,
+    // punctuation and operators
+    Comma,
+    Dot,
+    DotDot,
+    Question,
+    Bang,
+    Dollar,
+    Colon,
+    ColonColon,
+    Arrow,
+    DrawFrom,
+    Tie,
+    Pipe,
+    At,
+    AtAt,
+    Underscore,
+    Backslash,
+    Define,
+    EqEq,
+    NotEq,
+    Lt,
+    Gt,
+    LtEq,
+    GtEq,
+    EmptySeq,
+    Plus,
+    Minus,
+    Star,
+    Slash,
+    Percent,
+    Caret,
+    Hash,
+    Amp,
+    Semi,
+    ExtChoice,
+    IntChoice,
+    Interleave,
+    Parallel,
+    Interrupt,
+    Timeout,
+    /// `[T=`, `[F=`, `[FD=`.
+    Refines(Model),
+    /// A refinement in a model outside the subset (`[V=`, `[R=`, ...): its letters.
+    RefinesOther(String),
+    /// `:[name [model]]` of an assertion; `name` normalised to single spaces, lower case.
+    Property {
+        name: String,
+        model: Option<String>,
+    },
+    /// An operator outside the subset, with the name to report.
+    Unsupported(&'static str),
+    Eof,
+}
+
+impl Tok {
+    /// True when a line break after this token never ends a declaration.
+    pub fn continues_after(&self) -> bool {
+        use Tok::*;
+        matches!(
+            self,
+            ExtChoice
+                | IntChoice
+                | Interleave
+                | Interrupt
+                | Arrow
+                | Timeout
+                | Parallel
+                | Semi
+                | Amp
+                | And
+                | Or
+                | Not
+                | EqEq
+                | NotEq
+                | LtEq
+                | GtEq
+                | Lt
+                | LParen
+                | LPipeBrace
+                | LBrace
+                | LRename
+                | LPar
+                | RPar
+                | LBrack
+                | RBrack
+                | Pipe
+                | Comma
+                | DotDot
+                | Dot
+                | Question
+                | Bang
+                | Dollar
+                | DrawFrom
+                | Tie
+                | Colon
+                | ColonColon
+                | AtAt
+                | Define
+                | If
+                | Then
+                | Else
+                | Let
+                | Within
+                | Channel
+                | Datatype
+                | Nametype
+                | Subtype
+                | External
+                | Transparent
+                | Assert
+                | Backslash
+                | At
+                | Plus
+                | Minus
+                | Star
+                | Slash
+                | Percent
+                | Caret
+                | Hash
+                | Underscore
+                | Refines(_)
+                | RefinesOther(_)
+                | Unsupported(_)
+        )
+    }
+
+    /// True when a line break before this token never ends a declaration.
+    pub fn continues_before(&self) -> bool {
+        use Tok::*;
+        matches!(
+            self,
+            ExtChoice
+                | IntChoice
+                | Interleave
+                | Interrupt
+                | Arrow
+                | Timeout
+                | Parallel
+                | Semi
+                | Amp
+                | And
+                | Or
+                | Not
+                | EqEq
+                | NotEq
+                | LtEq
+                | GtEq
+                | Gt
+                | RParen
+                | RPipeBrace
+                | RBrace
+                | LRename
+                | RRename
+                | LPar
+                | RPar
+                | LBrack
+                | RBrack
+                | Pipe
+                | Comma
+                | DotDot
+                | Dot
+                | Question
+                | Bang
+                | Dollar
+                | DrawFrom
+                | Tie
+                | Colon
+                | ColonColon
+                | AtAt
+                | Define
+                | Then
+                | Else
+                | Within
+                | Backslash
+                | At
+                | Plus
+                | Star
+                | Slash
+                | Percent
+                | Caret
+                | Refines(_)
+                | RefinesOther(_)
+                | Property { .. }
+                | Unsupported(_)
+        )
+    }
+
+    /// How the token is shown in error messages.
+    pub fn describe(&self) -> String {
+        use Tok::*;
+        let s = match self {
+            Int(i) => return format!("integer `{i}`"),
+            Ident(s) => return format!("name `{s}`"),
+            Str(s) => return format!("string \"{s}\""),
+            Char => "character literal",
+            Eof => "end of file",
+            Property { name, .. } => return format!("`:[{name}]`"),
+            RefinesOther(m) => return format!("`[{m}=`"),
+            Refines(m) => return format!("`[{}=`", m.letters()),
+            Unsupported(s) => return format!("`{s}`"),
+            other => return format!("`{}`", other.text()),
+        };
+        s.to_string()
+    }
+
+    /// The token's text for fixed tokens.
+    pub fn text(&self) -> &'static str {
+        use Tok::*;
+        match self {
+            Channel => "channel",
+            Datatype => "datatype",
+            Nametype => "nametype",
+            Subtype => "subtype",
+            Assert => "assert",
+            Include => "include",
+            Transparent => "transparent",
+            External => "external",
+            Module => "module",
+            Exports => "exports",
+            EndModule => "endmodule",
+            Instance => "instance",
+            Timed => "Timed",
+            Print => "print",
+            If => "if",
+            Then => "then",
+            Else => "else",
+            Let => "let",
+            Within => "within",
+            And => "and",
+            Or => "or",
+            Not => "not",
+            True => "true",
+            False => "false",
+            LParen => "(",
+            RParen => ")",
+            LBrace => "{",
+            RBrace => "}",
+            LPipeBrace => "{|",
+            RPipeBrace => "|}",
+            LBrack => "[",
+            RBrack => "]",
+            LRename => "[[",
+            RRename => "]]",
+            LPar => "[|",
+            RPar => "|]",
+            Comma => ",",
+            Dot => ".",
+            DotDot => "..",
+            Question => "?",
+            Bang => "!",
+            Dollar => "$",
+            Colon => ":",
+            ColonColon => "::",
+            Arrow => "->",
+            DrawFrom => "<-",
+            Tie => "<->",
+            Pipe => "|",
+            At => "@",
+            AtAt => "@@",
+            Underscore => "_",
+            Backslash => "\\",
+            Define => "=",
+            EqEq => "==",
+            NotEq => "!=",
+            Lt => "<",
+            Gt => ">",
+            LtEq => "<=",
+            GtEq => ">=",
+            EmptySeq => "<>",
+            Plus => "+",
+            Minus => "-",
+            Star => "*",
+            Slash => "/",
+            Percent => "%",
+            Caret => "^",
+            Hash => "#",
+            Amp => "&",
+            Semi => ";",
+            ExtChoice => "[]",
+            IntChoice => "|~|",
+            Interleave => "|||",
+            Parallel => "||",
+            Interrupt => "/\\",
+            Timeout => "[>",
+            _ => "?",
+        }
+    }
+}
+
+impl fmt::Display for Tok {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.describe())
+    }
+}
+
+/// A token with its span and whether a line break precedes it.
+#[derive(Clone, Debug)]
+pub struct Token {
+    /// The token.
+    pub tok: Tok,
+    /// Where it is.
+    pub span: Span,
+    /// A line break (possibly inside a comment) lies between the previous token and this one.
+    pub newline_before: bool,
+}
+
+fn keyword(s: &str) -> Option<Tok> {
+    use Tok::*;
+    Some(match s {
+        "channel" => Channel,
+        "datatype" => Datatype,
+        "nametype" => Nametype,
+        "subtype" => Subtype,
+        "assert" => Assert,
+        "include" => Include,
+        "transparent" => Transparent,
+        "external" => External,
+        "module" => Module,
+        "exports" => Exports,
+        "endmodule" => EndModule,
+        "instance" => Instance,
+        "Timed" => Timed,
+        "print" => Print,
+        "if" => If,
+        "then" => Then,
+        "else" => Else,
+        "let" => Let,
+        "within" => Within,
+        "and" => And,
+        "or" => Or,
+        "not" => Not,
+        "true" => True,
+        "false" => False,
+        _ => return None,
+    })
+}
+
+/// Splits `text` (file number `file`) into tokens; the last token is [`Tok::Eof`].
+pub(crate) fn lex(file: u32, text: &str) -> Result<Vec<Token>, RawError> {
+    let bytes = text.as_bytes();
+    let mut out: Vec<Token> = Vec::new();
+    let mut i = 0usize;
+    let mut newline = false;
+    let span = |lo: usize, hi: usize| Span {
+        file,
+        lo: lo as u32,
+        hi: hi as u32,
+    };
+    while i < bytes.len() {
+        let c = bytes[i];
+        // white space and comments
+        if c == b'\n' {
+            newline = true;
+            i += 1;
+            continue;
+        }
+        if c.is_ascii_whitespace() {
+            i += 1;
+            continue;
+        }
+        if c == b'-' && bytes.get(i + 1) == Some(&b'-') {
+            while i < bytes.len() && bytes[i] != b'\n' {
+                i += 1;
+            }
+            continue;
+        }
+        if c == b'{' && bytes.get(i + 1) == Some(&b'-') {
+            let start = i;
+            let mut depth = 1usize;
+            i += 2;
+            while depth > 0 {
+                if i >= bytes.len() {
+                    return Err(RawError::new(
+                        span(start, start + 2),
+                        ErrorKind::Syntax,
+                        "unterminated comment `{-` (expected `-}`)",
+                    ));
+                }
+                if bytes[i] == b'{' && bytes.get(i + 1) == Some(&b'-') {
+                    depth += 1;
+                    i += 2;
+                } else if bytes[i] == b'-' && bytes.get(i + 1) == Some(&b'}') {
+                    depth -= 1;
+                    i += 2;
+                } else {
+                    if bytes[i] == b'\n' {
+                        newline = true;
+                    }
+                    i += 1;
+                }
+            }
+            continue;
+        }
+        let start = i;
+        let tok = if c.is_ascii_alphabetic() {
+            while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+                i += 1;
+            }
+            while i < bytes.len() && bytes[i] == b'\'' {
+                i += 1;
+            }
+            let word = &text[start..i];
+            keyword(word).unwrap_or_else(|| Tok::Ident(word.to_string()))
+        } else if c.is_ascii_digit() {
+            while i < bytes.len() && bytes[i].is_ascii_digit() {
+                i += 1;
+            }
+            let digits = &text[start..i];
+            match digits.parse::<i64>() {
+                Ok(v) => Tok::Int(v),
+                Err(_) => {
+                    return Err(RawError::new(
+                        span(start, i),
+                        ErrorKind::Syntax,
+                        format!("integer literal `{digits}` is too large"),
+                    ))
+                }
+            }
+        } else if c == b'"' {
+            i += 1;
+            let mut s = String::new();
+            loop {
+                match bytes.get(i) {
+                    None | Some(b'\n') => {
+                        return Err(RawError::new(
+                            span(start, i),
+                            ErrorKind::Syntax,
+                            "unterminated string literal (expected `\"`)",
+                        ))
+                    }
+                    Some(b'"') => {
+                        i += 1;
+                        break;
+                    }
+                    Some(b'\\') if i + 1 < bytes.len() && bytes[i + 1] != b'\n' => {
+                        let ch = text[i + 1..].chars().next().unwrap_or('\\');
+                        s.push(ch);
+                        i += 1 + ch.len_utf8();
+                    }
+                    Some(_) => {
+                        let ch = text[i..].chars().next().unwrap_or('?');
+                        s.push(ch);
+                        i += ch.len_utf8();
+                    }
+                }
+            }
+            Tok::Str(s)
+        } else if c == b'\'' {
+            // character literal: 'c' or '\c'
+            i += 1;
+            if bytes.get(i) == Some(&b'\\') {
+                i += 1;
+            }
+            if let Some(ch) = text.get(i..).and_then(|t| t.chars().next()) {
+                i += ch.len_utf8();
+            }
+            if bytes.get(i) != Some(&b'\'') {
+                return Err(RawError::new(
+                    span(start, i.min(bytes.len())),
+                    ErrorKind::Syntax,
+                    "malformed character literal (expected `'c'`)",
+                ));
+            }
+            i += 1;
+            Tok::Char
+        } else if c == b':' && bytes.get(i + 1) == Some(&b'[') {
+            i += 2;
+            lex_property(text, &mut i, start, file)?
+        } else {
+            match lex_symbol(&text[i..]) {
+                Some((tok, len)) => {
+                    i += len;
+                    tok
+                }
+                None => {
+                    let ch = text[i..].chars().next().unwrap_or('?');
+                    return Err(RawError::new(
+                        span(start, start + ch.len_utf8()),
+                        ErrorKind::Syntax,
+                        format!("unexpected character `{}`", ch.escape_default()),
+                    ));
+                }
+            }
+        };
+        out.push(Token {
+            tok,
+            span: span(start, i),
+            newline_before: newline,
+        });
+        newline = false;
+    }
+    out.push(Token {
+        tok: Tok::Eof,
+        span: span(bytes.len(), bytes.len()),
+        newline_before: true,
+    });
+    Ok(out)
+}
+
+/// Lexes the rest of `:[ ... ]` (and a following `:`), starting after `:[`.
+fn lex_property(text: &str, i: &mut usize, start: usize, file: u32) -> Result<Tok, RawError> {
+    let bytes = text.as_bytes();
+    let err = |hi: usize, msg: &str| {
+        RawError::new(
+            Span {
+                file,
+                lo: start as u32,
+                hi: hi as u32,
+            },
+            ErrorKind::Syntax,
+            msg.to_string(),
+        )
+    };
+    let name_start = *i;
+    while *i < bytes.len() && bytes[*i] != b'[' && bytes[*i] != b']' && bytes[*i] != b'\n' {
+        *i += 1;
+    }
+    let raw = &text[name_start..*i];
+    let name = raw
+        .replace('-', " ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_lowercase();
+    let mut model = None;
+    if bytes.get(*i) == Some(&b'[') {
+        *i += 1;
+        let m_start = *i;
+        while *i < bytes.len() && bytes[*i] != b']' && bytes[*i] != b'\n' {
+            *i += 1;
+        }
+        model = Some(text[m_start..*i].trim().to_string());
+        if bytes.get(*i) != Some(&b']') {
+            return Err(err(
+                *i,
+                "malformed assertion property: expected `]` after the model",
+            ));
+        }
+        *i += 1;
+        while *i < bytes.len() && (bytes[*i] == b' ' || bytes[*i] == b'\t') {
+            *i += 1;
+        }
+    }
+    if bytes.get(*i) != Some(&b']') {
+        return Err(err(
+            *i,
+            "malformed assertion property: expected `]` (as in `:[deadlock free [F]]`)",
+        ));
+    }
+    *i += 1;
+    if bytes.get(*i) == Some(&b':') && bytes.get(*i + 1) != Some(&b'[') {
+        *i += 1;
+    }
+    Ok(Tok::Property { name, model })
+}
+
+/// The symbol token at the start of `s` and its length in bytes (longest match).
+fn lex_symbol(s: &str) -> Option<(Tok, usize)> {
+    use Tok::*;
+    // Refinement tokens first: `[T=` etc. (but not `[T==`).
+    if let Some(rest) = s.strip_prefix('[') {
+        for (letters, model) in [
+            ("FD", Some(Model::FailuresDivergences)),
+            ("F", Some(Model::Failures)),
+            ("T", Some(Model::Traces)),
+            ("VD", None),
+            ("V", None),
+            ("RD", None),
+            ("R", None),
+        ] {
+            if let Some(after) = rest.strip_prefix(letters) {
+                if after.starts_with('=') && !after.starts_with("==") {
+                    let tok = match model {
+                        Some(m) => Refines(m),
+                        None => RefinesOther(letters.to_string()),
+                    };
+                    return Some((tok, 2 + letters.len()));
+                }
+            }
+        }
+    }
+    // `<` followed only by white space and `>` is the empty sequence.
+    if let Some(rest) = s.strip_prefix('<') {
+        let trimmed = rest.trim_start_matches([' ', '\t', '\r', '\n']);
+        if trimmed.starts_with('>') && !trimmed.starts_with(">=") {
+            return Some((EmptySeq, s.len() - trimmed.len() + 1));
+        }
+    }
+    const TABLE: &[(&str, Tok)] = &[
+        ("|||", Interleave),
+        ("|~|", IntChoice),
+        ("<->", Tie),
+        ("[[", LRename),
+        ("]]", RRename),
+        ("[|", LPar),
+        ("|]", RPar),
+        ("{|", LPipeBrace),
+        ("|}", RPipeBrace),
+        ("[]", ExtChoice),
+        ("[>", Timeout),
+        ("[+", Unsupported("[+ +] (synchronising external choice)")),
+        ("+]", Unsupported("[+ +] (synchronising external choice)")),
+        ("/+", Unsupported("/+ +\\ (synchronising interrupt)")),
+        ("+\\", Unsupported("/+ +\\ (synchronising interrupt)")),
+        ("|>", Unsupported("[| |> (exception operator)")),
+        ("|\\", Unsupported("|\\ (projection)")),
+        ("||", Parallel),
+        ("/\\", Interrupt),
+        ("\\\\", Backslash),
+        ("->", Arrow),
+        ("<-", DrawFrom),
+        ("<=", LtEq),
+        (">=", GtEq),
+        ("==", EqEq),
+        ("!=", NotEq),
+        ("..", DotDot),
+        ("::", ColonColon),
+        ("@@", AtAt),
+        ("(", LParen),
+        (")", RParen),
+        ("{", LBrace),
+        ("}", RBrace),
+        ("[", LBrack),
+        ("]", RBrack),
+        (",", Comma),
+        (".", Dot),
+        ("?", Question),
+        ("!", Bang),
+        ("$", Dollar),
+        (":", Colon),
+        ("|", Pipe),
+        ("@", At),
+        ("_", Underscore),
+        ("\\", Backslash),
+        ("=", Define),
+        ("<", Lt),
+        (">", Gt),
+        ("+", Plus),
+        ("-", Minus),
+        ("*", Star),
+        ("/", Slash),
+        ("%", Percent),
+        ("^", Caret),
+        ("#", Hash),
+        ("&", Amp),
+        (";", Semi),
+    ];
+    TABLE
+        .iter()
+        .find(|(text, _)| s.starts_with(text))
+        .map(|(text, tok)| (tok.clone(), text.len()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn toks(s: &str) -> Vec<Tok> {
+        lex(0, s).unwrap().into_iter().map(|t| t.tok).collect()
+    }
+
+    #[test]
+    fn operators_longest_match() {
+        assert_eq!(
+            toks("a[]b|~|c|||d[|e|]f<->g<-h->i"),
+            vec![
+                Tok::Ident("a".into()),
+                Tok::ExtChoice,
+                Tok::Ident("b".into()),
+                Tok::IntChoice,
+                Tok::Ident("c".into()),
+                Tok::Interleave,
+                Tok::Ident("d".into()),
+                Tok::LPar,
+                Tok::Ident("e".into()),
+                Tok::RPar,
+                Tok::Ident("f".into()),
+                Tok::Tie,
+                Tok::Ident("g".into()),
+                Tok::DrawFrom,
+                Tok::Ident("h".into()),
+                Tok::Arrow,
+                Tok::Ident("i".into()),
+                Tok::Eof
+            ]
+        );
+    }
+
+    #[test]
+    fn comments_nest_and_count_newlines() {
+        let t = lex(0, "a {- x {- y -} \n z -} b -- c\nd").unwrap();
+        assert_eq!(t[1].tok, Tok::Ident("b".into()));
+        assert!(t[1].newline_before);
+        assert!(t[2].newline_before);
+        assert!(lex(0, "{- {- -}").is_err());
+    }
+
+    #[test]
+    fn refinement_and_properties() {
+        assert_eq!(
+            toks("P [FD= Q :[deadlock free [F]] :[ divergence-free ]"),
+            vec![
+                Tok::Ident("P".into()),
+                Tok::Refines(Model::FailuresDivergences),
+                Tok::Ident("Q".into()),
+                Tok::Property {
+                    name: "deadlock free".into(),
+                    model: Some("F".into())
+                },
+                Tok::Property {
+                    name: "divergence free".into(),
+                    model: None
+                },
+                Tok::Eof
+            ]
+        );
+    }
+
+    #[test]
+    fn empty_sequence_and_primes() {
+        assert_eq!(
+            toks("< > x' <>"),
+            vec![
+                Tok::EmptySeq,
+                Tok::Ident("x'".into()),
+                Tok::EmptySeq,
+                Tok::Eof
+            ]
+        );
+    }
+}

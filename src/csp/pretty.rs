@@ -1,0 +1,684 @@
+//! Pretty-printing of the AST back to CSPm text, and a canonical S-expression form.
+//!
+//! The printer inserts the parentheses the precedence rules of [`parser`](super::parser)
+//! require and no others, so `parse(print(e))` has the same shape as `e` (checked by the
+//! property tests in `tests/csp_props.rs`).
+
+use std::fmt::Write;
+
+use super::ast::*;
+use super::parser::{
+    expr_level, L_ADD, L_AND, L_APP, L_CAT, L_CMP, L_DOT, L_FIELD, L_HIDE, L_INTCHOICE,
+    L_INTERLEAVE, L_MUL, L_OR, L_PAR, L_PREFIX,
+};
+
+/// CSPm text of an expression.
+pub fn expr_to_string(e: &Expr) -> String {
+    let mut s = String::new();
+    write_expr(&mut s, e, 0);
+    s
+}
+
+/// CSPm text of declarations, one per line.
+pub fn decls_to_string(decls: &[Decl]) -> String {
+    let mut s = String::new();
+    for d in decls {
+        write_decl(&mut s, d);
+        s.push('\n');
+    }
+    s
+}
+
+fn write_list(s: &mut String, es: &[Expr]) {
+    for (i, e) in es.iter().enumerate() {
+        if i > 0 {
+            s.push_str(", ");
+        }
+        write_expr(s, e, 0);
+    }
+}
+
+fn write_stmts(s: &mut String, stmts: &[Stmt]) {
+    for (i, st) in stmts.iter().enumerate() {
+        if i > 0 {
+            s.push_str(", ");
+        }
+        match st {
+            Stmt::Generator(p, e) => {
+                write_pattern(s, p);
+                s.push_str(" <- ");
+                write_expr(s, e, 1);
+            }
+            Stmt::Qualifier(e) => write_expr(s, e, 1),
+        }
+    }
+}
+
+fn write_pairs(s: &mut String, pairs: &[(Expr, Expr)], sep: &str, stmts: &[Stmt]) {
+    for (i, (a, b)) in pairs.iter().enumerate() {
+        if i > 0 {
+            s.push_str(", ");
+        }
+        write_expr(s, a, 1);
+        s.push_str(sep);
+        write_expr(s, b, 1);
+    }
+    if !stmts.is_empty() {
+        s.push_str(" | ");
+        write_stmts(s, stmts);
+    }
+}
+
+/// Writes `e`, parenthesised if its top operator binds more loosely than `min`.
+fn write_expr(s: &mut String, e: &Expr, min: u8) {
+    let level = match &e.kind {
+        // `>` would close an enclosing sequence: always parenthesise it
+        ExprKind::Binary(BinOp::Gt, ..) => 0,
+        _ => expr_level(e),
+    };
+    if level < min {
+        s.push('(');
+        write_bare(s, e);
+        s.push(')');
+    } else {
+        write_bare(s, e);
+    }
+}
+
+fn write_bare(s: &mut String, e: &Expr) {
+    use ExprKind::*;
+    match &e.kind {
+        Int(i) => {
+            let _ = write!(s, "{i}");
+        }
+        Bool(b) => s.push_str(if *b { "true" } else { "false" }),
+        Var(n) => s.push_str(n),
+        Wildcard => s.push('_'),
+        Tuple(es) => {
+            s.push('(');
+            write_list(s, es);
+            s.push(')');
+        }
+        Dot(a, b) => {
+            write_expr(s, a, L_DOT + 1);
+            s.push('.');
+            write_expr(s, b, L_DOT);
+        }
+        App(f, args) => {
+            write_expr(s, f, L_APP + 1);
+            s.push('(');
+            write_list(s, args);
+            s.push(')');
+        }
+        Binary(op, a, b) => {
+            let l = match op {
+                BinOp::Or => L_OR,
+                BinOp::And => L_AND,
+                BinOp::Add | BinOp::Sub => L_ADD,
+                BinOp::Mul | BinOp::Div | BinOp::Mod => L_MUL,
+                BinOp::Concat => L_CAT,
+                _ => L_CMP,
+            };
+            let left_min = if l == L_CMP { l + 1 } else { l };
+            write_expr(s, a, left_min);
+            let _ = write!(s, " {} ", op.text());
+            write_expr(s, b, l + 1);
+        }
+        Unary(op, a) => match op {
+            UnOp::Neg => {
+                s.push('-');
+                write_expr(s, a, L_MUL);
+            }
+            UnOp::Not => {
+                s.push_str("not ");
+                write_expr(s, a, L_CMP);
+            }
+            UnOp::Len => {
+                s.push('#');
+                write_expr(s, a, L_CAT);
+            }
+        },
+        If(c, t, f) => {
+            s.push_str("if ");
+            write_expr(s, c, 0);
+            s.push_str(" then ");
+            write_expr(s, t, 0);
+            s.push_str(" else ");
+            write_expr(s, f, 0);
+        }
+        Let(l) => {
+            s.push_str("let\n");
+            for d in &l.decls {
+                s.push_str("  ");
+                write_decl(s, d);
+                s.push('\n');
+            }
+            s.push_str("within ");
+            write_expr(s, &l.body, 0);
+        }
+        Lambda(l) => {
+            s.push_str("\\ ");
+            for (i, p) in l.params.iter().enumerate() {
+                if i > 0 {
+                    s.push_str(", ");
+                }
+                write_pattern(s, p);
+            }
+            s.push_str(" @ ");
+            write_expr(s, &l.body, 0);
+        }
+        SeqLit(es) if es.is_empty() => s.push_str("<>"),
+        SeqLit(es) => {
+            s.push_str("< ");
+            write_list(s, es);
+            s.push_str(" >");
+        }
+        SeqComp(es, stmts) => {
+            s.push_str("< ");
+            write_list(s, es);
+            s.push_str(" | ");
+            write_stmts(s, stmts);
+            s.push_str(" >");
+        }
+        SeqRange(a, b) => {
+            s.push_str("< ");
+            write_expr(s, a, 1);
+            s.push_str("..");
+            write_expr(s, b, 1);
+            s.push_str(" >");
+        }
+        SetLit(es) if es.is_empty() => s.push_str("{}"),
+        SetLit(es) => {
+            s.push_str("{ ");
+            write_list(s, es);
+            s.push_str(" }");
+        }
+        SetComp(es, stmts) => {
+            s.push_str("{ ");
+            write_list(s, es);
+            s.push_str(" | ");
+            write_stmts(s, stmts);
+            s.push_str(" }");
+        }
+        SetRange(a, b) => {
+            s.push_str("{ ");
+            write_expr(s, a, 1);
+            s.push_str("..");
+            write_expr(s, b, 1);
+            s.push_str(" }");
+        }
+        Productions(es) => {
+            s.push_str("{| ");
+            write_list(s, es);
+            s.push_str(" |}");
+        }
+        ProductionsComp(es, stmts) => {
+            s.push_str("{| ");
+            write_list(s, es);
+            s.push_str(" | ");
+            write_stmts(s, stmts);
+            s.push_str(" |}");
+        }
+        Prefix(p) => {
+            write_expr(s, &p.event, L_DOT);
+            for f in &p.fields {
+                match f {
+                    Field::Output(x) => {
+                        s.push('!');
+                        write_expr(s, x, L_DOT);
+                    }
+                    Field::Input(pat, r) => {
+                        s.push('?');
+                        write_pattern(s, pat);
+                        if let Some(r) = r {
+                            s.push(':');
+                            write_expr(s, r, L_OR);
+                        }
+                    }
+                }
+            }
+            s.push_str(" -> ");
+            write_expr(s, &p.body, L_PREFIX);
+        }
+        Guard(b, p) => {
+            write_expr(s, b, L_FIELD);
+            s.push_str(" & ");
+            write_expr(s, p, L_PREFIX);
+        }
+        Proc(op, a, b) => {
+            let l = expr_level(e);
+            write_expr(s, a, l);
+            let _ = write!(s, " {} ", op.text());
+            write_expr(s, b, l + 1);
+        }
+        Hide(p, a) => {
+            write_expr(s, p, L_HIDE);
+            s.push_str(" \\ ");
+            write_expr(s, a, L_HIDE + 1);
+        }
+        Parallel(p, a, q) => {
+            write_expr(s, p, L_PAR + 1);
+            s.push_str(" [| ");
+            write_expr(s, a, 0);
+            s.push_str(" |] ");
+            write_expr(s, q, L_PAR + 1);
+        }
+        AlphaParallel(p, a, b, q) => {
+            write_expr(s, p, L_PAR + 1);
+            s.push_str(" [");
+            write_expr(s, a, 0);
+            s.push_str(" || ");
+            write_expr(s, b, 0);
+            s.push_str("] ");
+            write_expr(s, q, L_PAR + 1);
+        }
+        Link(p, pairs, stmts, q) => {
+            write_expr(s, p, L_PAR + 1);
+            s.push_str(" [");
+            write_pairs(s, pairs, " <-> ", stmts);
+            s.push_str("] ");
+            write_expr(s, q, L_PAR + 1);
+        }
+        Rename(p, pairs, stmts) => {
+            write_expr(s, p, L_APP);
+            s.push_str(" [[");
+            write_pairs(s, pairs, " <- ", stmts);
+            s.push_str("]]");
+        }
+        Replicated(op, stmts, body) => {
+            match op {
+                RepOp::ExtChoice => s.push_str("[] "),
+                RepOp::IntChoice => s.push_str("|~| "),
+                RepOp::Interleave => s.push_str("||| "),
+                RepOp::Seq => s.push_str("; "),
+                RepOp::Parallel(a) => {
+                    s.push_str("[| ");
+                    write_expr(s, a, 0);
+                    s.push_str(" |] ");
+                }
+                RepOp::AlphaParallel(_) => s.push_str("|| "),
+            }
+            write_stmts(s, stmts);
+            s.push_str(" @ ");
+            if let RepOp::AlphaParallel(a) = op {
+                s.push('[');
+                write_expr(s, a, 0);
+                s.push_str("] ");
+            }
+            write_expr(s, body, 0);
+        }
+    }
+    let _ = (L_INTERLEAVE, L_INTCHOICE);
+}
+
+fn write_pattern(s: &mut String, p: &Pattern) {
+    match &p.kind {
+        PatKind::Var(n) => s.push_str(n),
+        PatKind::Wildcard => s.push('_'),
+        PatKind::Int(i) => {
+            let _ = write!(s, "{i}");
+        }
+        PatKind::Bool(b) => s.push_str(if *b { "true" } else { "false" }),
+        PatKind::Tuple(ps) => {
+            s.push('(');
+            write_patterns(s, ps);
+            s.push(')');
+        }
+        PatKind::Dot(ps) => {
+            for (i, q) in ps.iter().enumerate() {
+                if i > 0 {
+                    s.push('.');
+                }
+                let wrap = matches!(q.kind, PatKind::Dot(_) | PatKind::Concat(..));
+                if wrap {
+                    s.push('(');
+                }
+                write_pattern(s, q);
+                if wrap {
+                    s.push(')');
+                }
+            }
+        }
+        PatKind::Seq(ps) if ps.is_empty() => s.push_str("<>"),
+        PatKind::Seq(ps) => {
+            s.push_str("< ");
+            write_patterns(s, ps);
+            s.push_str(" >");
+        }
+        PatKind::Concat(a, b) => {
+            write_pattern(s, a);
+            s.push_str(" ^ ");
+            write_pattern(s, b);
+        }
+        PatKind::Set(ps) => {
+            s.push_str("{ ");
+            write_patterns(s, ps);
+            s.push_str(" }");
+        }
+    }
+}
+
+fn write_patterns(s: &mut String, ps: &[Pattern]) {
+    for (i, p) in ps.iter().enumerate() {
+        if i > 0 {
+            s.push_str(", ");
+        }
+        write_pattern(s, p);
+    }
+}
+
+fn write_names(s: &mut String, names: &[Ident]) {
+    for (i, n) in names.iter().enumerate() {
+        if i > 0 {
+            s.push_str(", ");
+        }
+        s.push_str(&n.name);
+    }
+}
+
+fn write_decl(s: &mut String, d: &Decl) {
+    match &d.kind {
+        DeclKind::Channel(names, ty) => {
+            s.push_str("channel ");
+            write_names(s, names);
+            if let Some(t) = ty {
+                s.push_str(" : ");
+                write_expr(s, t, 0);
+            }
+        }
+        DeclKind::DataType(name, clauses) => {
+            let _ = write!(s, "datatype {} = ", name.name);
+            for (i, c) in clauses.iter().enumerate() {
+                if i > 0 {
+                    s.push_str(" | ");
+                }
+                s.push_str(&c.name.name);
+                if let Some(f) = &c.fields {
+                    s.push('.');
+                    write_expr(s, f, L_DOT);
+                }
+            }
+        }
+        DeclKind::NameType(name, e) => {
+            let _ = write!(s, "nametype {} = ", name.name);
+            write_expr(s, e, 0);
+        }
+        DeclKind::Function(name, clauses) => {
+            for (i, c) in clauses.iter().enumerate() {
+                if i > 0 {
+                    s.push('\n');
+                }
+                s.push_str(&name.name);
+                for g in &c.groups {
+                    s.push('(');
+                    write_patterns(s, g);
+                    s.push(')');
+                }
+                s.push_str(" = ");
+                write_expr(s, &c.body, 0);
+            }
+        }
+        DeclKind::PatBind(p, e) => {
+            write_pattern(s, p);
+            s.push_str(" = ");
+            write_expr(s, e, 0);
+        }
+        DeclKind::Assert(a) => {
+            s.push_str("assert ");
+            if a.negated {
+                s.push_str("not ");
+            }
+            match &a.kind {
+                AssertionKind::Refinement { spec, model, imp } => {
+                    write_expr(s, spec, 0);
+                    let _ = write!(s, " [{}= ", model.letters());
+                    write_expr(s, imp, 0);
+                }
+                AssertionKind::Property { process, property } => {
+                    write_expr(s, process, 0);
+                    match property {
+                        Property::DeadlockFree(m) => {
+                            let _ = write!(s, " :[deadlock free [{}]]", m.letters());
+                        }
+                        Property::DivergenceFree => s.push_str(" :[divergence free]"),
+                        Property::Deterministic(m) => {
+                            let _ = write!(s, " :[deterministic [{}]]", m.letters());
+                        }
+                        Property::HasTrace(m, t) => {
+                            let _ = write!(s, " :[has trace [{}]]: ", m.letters());
+                            write_expr(s, t, 0);
+                        }
+                    }
+                }
+            }
+        }
+        DeclKind::Transparent(names) => {
+            s.push_str("transparent ");
+            write_names(s, names);
+        }
+        DeclKind::External(names) => {
+            s.push_str("external ");
+            write_names(s, names);
+        }
+    }
+}
+
+/// A canonical, fully parenthesised form of an expression's shape (no spans or ids): two
+/// expressions have the same shape iff their forms are equal.
+pub fn sexpr(e: &Expr) -> String {
+    let mut s = String::new();
+    sx(&mut s, e);
+    s
+}
+
+fn sx_all(s: &mut String, es: &[Expr]) {
+    for e in es {
+        s.push(' ');
+        sx(s, e);
+    }
+}
+
+fn sx_stmts(s: &mut String, stmts: &[Stmt]) {
+    for st in stmts {
+        match st {
+            Stmt::Generator(p, e) => {
+                s.push_str(" (gen ");
+                write_pattern(s, p);
+                s.push(' ');
+                sx(s, e);
+                s.push(')');
+            }
+            Stmt::Qualifier(e) => {
+                s.push_str(" (if ");
+                sx(s, e);
+                s.push(')');
+            }
+        }
+    }
+}
+
+fn sx(s: &mut String, e: &Expr) {
+    use ExprKind::*;
+    match &e.kind {
+        Int(i) => {
+            let _ = write!(s, "{i}");
+        }
+        Bool(b) => {
+            let _ = write!(s, "{b}");
+        }
+        Var(n) => s.push_str(n),
+        Wildcard => s.push('_'),
+        _ => {
+            s.push('(');
+            match &e.kind {
+                Tuple(es) => {
+                    s.push_str("tuple");
+                    sx_all(s, es);
+                }
+                Dot(a, b) => {
+                    s.push_str("dot");
+                    sx_all(s, &[(**a).clone(), (**b).clone()]);
+                }
+                App(f, args) => {
+                    s.push_str("app ");
+                    sx(s, f);
+                    sx_all(s, args);
+                }
+                Binary(op, a, b) => {
+                    s.push_str(op.text());
+                    sx_all(s, &[(**a).clone(), (**b).clone()]);
+                }
+                Unary(op, a) => {
+                    let _ = write!(s, "{op:?} ");
+                    sx(s, a);
+                }
+                If(c, t, f) => {
+                    s.push_str("if");
+                    sx_all(s, &[(**c).clone(), (**t).clone(), (**f).clone()]);
+                }
+                Let(l) => {
+                    s.push_str("let [");
+                    s.push_str(&decls_to_string(&l.decls));
+                    s.push(']');
+                    s.push(' ');
+                    sx(s, &l.body);
+                }
+                Lambda(l) => {
+                    s.push_str("lambda [");
+                    write_patterns(s, &l.params);
+                    s.push_str("] ");
+                    sx(s, &l.body);
+                }
+                SeqLit(es) => {
+                    s.push_str("seq");
+                    sx_all(s, es);
+                }
+                SeqComp(es, st) => {
+                    s.push_str("seqcomp");
+                    sx_all(s, es);
+                    sx_stmts(s, st);
+                }
+                SeqRange(a, b) => {
+                    s.push_str("seqrange");
+                    sx_all(s, &[(**a).clone(), (**b).clone()]);
+                }
+                SetLit(es) => {
+                    s.push_str("set");
+                    sx_all(s, es);
+                }
+                SetComp(es, st) => {
+                    s.push_str("setcomp");
+                    sx_all(s, es);
+                    sx_stmts(s, st);
+                }
+                SetRange(a, b) => {
+                    s.push_str("setrange");
+                    sx_all(s, &[(**a).clone(), (**b).clone()]);
+                }
+                Productions(es) => {
+                    s.push_str("prods");
+                    sx_all(s, es);
+                }
+                ProductionsComp(es, st) => {
+                    s.push_str("prodscomp");
+                    sx_all(s, es);
+                    sx_stmts(s, st);
+                }
+                Prefix(p) => {
+                    s.push_str("prefix ");
+                    sx(s, &p.event);
+                    for f in &p.fields {
+                        match f {
+                            Field::Output(x) => {
+                                s.push_str(" (! ");
+                                sx(s, x);
+                                s.push(')');
+                            }
+                            Field::Input(pat, r) => {
+                                s.push_str(" (? ");
+                                write_pattern(s, pat);
+                                if let Some(r) = r {
+                                    s.push(' ');
+                                    sx(s, r);
+                                }
+                                s.push(')');
+                            }
+                        }
+                    }
+                    s.push(' ');
+                    sx(s, &p.body);
+                }
+                Guard(b, p) => {
+                    s.push('&');
+                    sx_all(s, &[(**b).clone(), (**p).clone()]);
+                }
+                Proc(op, a, b) => {
+                    s.push_str(op.text());
+                    sx_all(s, &[(**a).clone(), (**b).clone()]);
+                }
+                Hide(p, a) => {
+                    s.push('\\');
+                    sx_all(s, &[(**p).clone(), (**a).clone()]);
+                }
+                Parallel(p, a, q) => {
+                    s.push_str("par");
+                    sx_all(s, &[(**p).clone(), (**a).clone(), (**q).clone()]);
+                }
+                AlphaParallel(p, a, b, q) => {
+                    s.push_str("apar");
+                    sx_all(
+                        s,
+                        &[(**p).clone(), (**a).clone(), (**b).clone(), (**q).clone()],
+                    );
+                }
+                Link(p, pairs, st, q) => {
+                    s.push_str("link ");
+                    sx(s, p);
+                    for (a, b) in pairs {
+                        s.push_str(" (");
+                        sx(s, a);
+                        s.push(' ');
+                        sx(s, b);
+                        s.push(')');
+                    }
+                    sx_stmts(s, st);
+                    s.push(' ');
+                    sx(s, q);
+                }
+                Rename(p, pairs, st) => {
+                    s.push_str("rename ");
+                    sx(s, p);
+                    for (a, b) in pairs {
+                        s.push_str(" (");
+                        sx(s, a);
+                        s.push(' ');
+                        sx(s, b);
+                        s.push(')');
+                    }
+                    sx_stmts(s, st);
+                }
+                Replicated(op, st, body) => {
+                    match op {
+                        RepOp::ExtChoice => s.push_str("rep[]"),
+                        RepOp::IntChoice => s.push_str("rep|~|"),
+                        RepOp::Interleave => s.push_str("rep|||"),
+                        RepOp::Seq => s.push_str("rep;"),
+                        RepOp::Parallel(a) => {
+                            s.push_str("rep[||] ");
+                            sx(s, a);
+                        }
+                        RepOp::AlphaParallel(a) => {
+                            s.push_str("rep|| ");
+                            sx(s, a);
+                        }
+                    }
+                    sx_stmts(s, st);
+                    s.push(' ');
+                    sx(s, body);
+                }
+                Int(_) | Bool(_) | Var(_) | Wildcard => {}
+            }
+            s.push(')');
+        }
+    }
+}

@@ -1,0 +1,295 @@
+//! Values of CSPm expressions and closed process terms.
+//!
+//! Every value is plain data: equality, ordering and hashing are structural, so a process
+//! state ([`Proc`]) built from values is canonical and hashable. Sets are sorted and free of
+//! duplicates. Dotted values (`c.1.true`, `B.0`) are kept flat: [`Value::Dot`] holds the
+//! atoms, never a nested `Dot`, so `c.(B.0).true` and `c.B.0.true` are the same value; the
+//! grouping of atoms into fields is recovered from the declared arities when needed.
+
+use std::sync::Arc;
+
+/// Index of a channel in its script (declaration order).
+pub type ChanId = u32;
+/// Index of a datatype constructor in its script (declaration order).
+pub type CtorId = u32;
+
+/// A CSPm value.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Value {
+    /// An integer.
+    Int(i64),
+    /// A boolean.
+    Bool(bool),
+    /// A tuple of two or more values.
+    Tuple(Arc<[Value]>),
+    /// A finite set: sorted, no duplicates.
+    Set(Arc<[Value]>),
+    /// A sequence.
+    Seq(Arc<[Value]>),
+    /// A channel name (an event when the channel has no fields).
+    Chan(ChanId),
+    /// A datatype constructor (a complete value when it has no fields).
+    Ctor(CtorId),
+    /// A dotted value: two or more atoms, none of them a `Dot`.
+    Dot(Arc<[Value]>),
+    /// The infinite set `Int` (membership tests only).
+    IntSet,
+    /// A function value.
+    Func(Arc<Func>),
+    /// A process.
+    Proc(Proc),
+}
+
+impl Value {
+    /// The atoms of a dotted value (the value itself when it is not dotted).
+    pub fn atoms(&self) -> &[Value] {
+        match self {
+            Value::Dot(a) => a,
+            other => std::slice::from_ref(other),
+        }
+    }
+
+    /// The value made of `atoms` (a single atom stays itself; empty gives an empty tuple-free
+    /// `Dot`, which callers never build).
+    pub fn from_atoms(atoms: &[Value]) -> Value {
+        if atoms.len() == 1 {
+            atoms[0].clone()
+        } else {
+            Value::Dot(atoms.into())
+        }
+    }
+
+    /// `a.b`: the concatenation of the atoms of `a` and `b`.
+    pub fn dot(a: &Value, b: &Value) -> Value {
+        let mut v: Vec<Value> = Vec::with_capacity(a.atoms().len() + b.atoms().len());
+        v.extend_from_slice(a.atoms());
+        v.extend_from_slice(b.atoms());
+        Value::Dot(v.into())
+    }
+
+    /// A set from arbitrary elements (sorts and removes duplicates).
+    pub fn set_from(mut items: Vec<Value>) -> Value {
+        items.sort_unstable();
+        items.dedup();
+        Value::Set(items.into())
+    }
+
+    /// True for values that contain no process or function (those can be compared and put
+    /// in sets).
+    pub fn is_comparable(&self) -> bool {
+        match self {
+            Value::Func(_) | Value::Proc(_) => false,
+            Value::Tuple(v) | Value::Set(v) | Value::Seq(v) | Value::Dot(v) => {
+                v.iter().all(Value::is_comparable)
+            }
+            _ => true,
+        }
+    }
+}
+
+/// What a variable name is bound to in an environment.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Binding {
+    /// A value (function parameter, generator or input variable, lambda parameter).
+    Value(Value),
+    /// A name defined in a `let` group: the group with the values of its free variables.
+    Let(Arc<LetRef>),
+}
+
+/// A `let` group closed over the values of its free variables.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct LetRef {
+    /// Node id of the `let` expression.
+    pub group: u32,
+    /// Bindings of the group's free variables, in the order the checker lists them.
+    pub captured: Arc<[Binding]>,
+}
+
+/// Built-in functions and constants.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Builtin {
+    Union,
+    Inter,
+    Diff,
+    UnionAll,
+    InterAll,
+    Member,
+    Card,
+    Empty,
+    SetOfSeq,
+    SeqOfSet,
+    Powerset,
+    Head,
+    Tail,
+    Concat,
+    Null,
+    Elem,
+    Length,
+    Productions,
+    Extensions,
+}
+
+impl Builtin {
+    /// The CSPm name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Builtin::Union => "union",
+            Builtin::Inter => "inter",
+            Builtin::Diff => "diff",
+            Builtin::UnionAll => "Union",
+            Builtin::InterAll => "Inter",
+            Builtin::Member => "member",
+            Builtin::Card => "card",
+            Builtin::Empty => "empty",
+            Builtin::SetOfSeq => "set",
+            Builtin::SeqOfSet => "seq",
+            Builtin::Powerset => "Set",
+            Builtin::Head => "head",
+            Builtin::Tail => "tail",
+            Builtin::Concat => "concat",
+            Builtin::Null => "null",
+            Builtin::Elem => "elem",
+            Builtin::Length => "length",
+            Builtin::Productions => "productions",
+            Builtin::Extensions => "extensions",
+        }
+    }
+
+    /// Number of arguments.
+    pub fn arity(self) -> usize {
+        match self {
+            Builtin::Union | Builtin::Inter | Builtin::Diff | Builtin::Member | Builtin::Elem => 2,
+            _ => 1,
+        }
+    }
+
+    /// All built-in functions.
+    pub const ALL: [Builtin; 19] = [
+        Builtin::Union,
+        Builtin::Inter,
+        Builtin::Diff,
+        Builtin::UnionAll,
+        Builtin::InterAll,
+        Builtin::Member,
+        Builtin::Card,
+        Builtin::Empty,
+        Builtin::SetOfSeq,
+        Builtin::SeqOfSet,
+        Builtin::Powerset,
+        Builtin::Head,
+        Builtin::Tail,
+        Builtin::Concat,
+        Builtin::Null,
+        Builtin::Elem,
+        Builtin::Length,
+        Builtin::Productions,
+        Builtin::Extensions,
+    ];
+}
+
+/// What a function value calls.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Target {
+    /// A top-level definition (function or 0-ary binding), by index into the script's
+    /// definitions.
+    Global(u32),
+    /// The definition with index `1` in a `let` group.
+    Let(Arc<LetRef>, u32),
+    /// A lambda (node id) closed over the bindings of its free variables.
+    Lambda(u32, Arc<[Binding]>),
+    /// A built-in function.
+    Builtin(Builtin),
+    /// A compression function declared `transparent`, applied as the identity.
+    Compression(&'static str),
+}
+
+/// A function value: its target and the argument groups applied so far (curried functions
+/// `f(x)(y)` take one group per application).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Func {
+    /// What is called.
+    pub target: Target,
+    /// Argument groups already supplied.
+    pub applied: Vec<Arc<[Value]>>,
+}
+
+/// A set of events (sorted, complete events only).
+pub type EventSet = Arc<[Value]>;
+
+/// A pair relation on events (renaming `[[a <- b]]`, linking `[a <-> b]`), sorted.
+pub type EventRelation = Arc<[(Value, Value)]>;
+
+/// A closed process term: a canonical, hashable description of a process state.
+///
+/// The operators are evaluated eagerly (their sets and relations are explicit event lists);
+/// named processes stay as [`ProcNode::Call`] (unfolded on demand with
+/// `Script::unfold`) and prefixes as [`ProcNode::Prefix`] closures (their events and
+/// continuations come from `Script::prefix_transitions`), so a term is always finite.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Proc(pub Arc<ProcNode>);
+
+impl Proc {
+    /// Wraps a node.
+    pub fn new(node: ProcNode) -> Self {
+        Proc(Arc::new(node))
+    }
+
+    /// The node.
+    pub fn node(&self) -> &ProcNode {
+        &self.0
+    }
+}
+
+/// A named process applied to its evaluated arguments: `P(3)` is `(P, [3])`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Call {
+    /// The definition.
+    pub target: Target,
+    /// All arguments (all groups of a curried definition, concatenated).
+    pub args: Arc<[Value]>,
+}
+
+/// A prefix `e?x!y -> P` closed over the bindings of its free variables.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PrefixClosure {
+    /// Node id of the prefix expression.
+    pub expr: u32,
+    /// Bindings of its free variables, in the order the checker lists them.
+    pub captured: Arc<[Binding]>,
+}
+
+/// The operators of process terms.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ProcNode {
+    /// `STOP`
+    Stop,
+    /// `SKIP`
+    Skip,
+    /// A named process with its arguments (unfold with `Script::unfold`).
+    Call(Call),
+    /// A prefix (initial events and continuations from `Script::prefix_transitions`).
+    Prefix(PrefixClosure),
+    /// External choice of two or more processes (binary `[]` gives two; the replicated
+    /// form one per binding; an empty replicated choice is `STOP`).
+    ExtChoice(Vec<Proc>),
+    /// Internal choice (never empty).
+    IntChoice(Vec<Proc>),
+    /// Interleaving (an empty replicated interleaving is `SKIP`).
+    Interleave(Vec<Proc>),
+    /// Generalised parallel: all components synchronise on the set (and on tick).
+    Parallel(EventSet, Vec<Proc>),
+    /// Alphabetised parallel: each component with its alphabet.
+    AlphaParallel(Vec<(EventSet, Proc)>),
+    /// `P ; Q`
+    Seq(Proc, Proc),
+    /// `P \ A`
+    Hide(Proc, EventSet),
+    /// `P [[a <- b]]`: pairs (old event, new event).
+    Rename(Proc, EventRelation),
+    /// `P [a <-> b] Q`: pairs (event of P, event of Q), hidden after synchronising.
+    Link(Proc, EventRelation, Proc),
+    /// `P /\ Q`
+    Interrupt(Proc, Proc),
+    /// `P [> Q` (sliding choice / timeout)
+    Timeout(Proc, Proc),
+}

@@ -1,0 +1,33 @@
+//! The thread-safe, maximally shared term library (chapter 5 of the thesis).
+//!
+//! A term is `f(t1, …, tn)` for a [`Symbol`] `f` of arity `n`, or a 64-bit integer. Terms are
+//! immutable and hash-consed in one [`TermTable`]: equal terms have one address, so equality
+//! and hashing are pointer operations, and creating a term that exists is one lookup.
+//!
+//! - Creation runs in a *shared* section of the table's lock (the busy-forbidden protocol by
+//!   default): a lock-free lookup, and on a miss a compare-and-swap push on the bucket
+//!   (Table 5.1). Garbage collection and growth of the table run in the *exclusive* section.
+//! - A thread works through its [`TermThread`]. Terms it holds are in its protection set, a
+//!   thread-local root set: a [`Term`] handle occupies one slot and releases it when dropped.
+//!   A [`TermRef`] borrows a term for as long as something protects it, so a dangling
+//!   reference is a compile error. Containers holding many terms register as a [`RootSet`].
+//! - Collection is mark-and-sweep from every protection set and registered root set,
+//!   triggered when the insertions since the last collection reach the number of live terms
+//!   then (constant cost per created term, §5.1.3), or on demand.
+
+mod node;
+mod symbol;
+mod table;
+mod thread;
+
+pub use node::{TermId, TermRef};
+pub use symbol::Symbol;
+pub use table::{RootRegistration, RootSet, TermStats, TermTable};
+pub use thread::{SharedSection, Term, TermThread};
+
+/// The process-wide term table (busy-forbidden protocol), created on first use.
+#[cfg(not(loom))]
+pub fn global() -> &'static std::sync::Arc<TermTable> {
+    static GLOBAL: std::sync::OnceLock<std::sync::Arc<TermTable>> = std::sync::OnceLock::new();
+    GLOBAL.get_or_init(TermTable::new)
+}

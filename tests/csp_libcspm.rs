@@ -1,0 +1,440 @@
+//! The libcspm test suite (the parser and type checker FDR uses) against weft's front end.
+//!
+//! Every file is classified: accepted, rejected as outside weft's subset (the error must name
+//! the construct), or rejected as erroneous. `should_pass` files must be accepted unless a
+//! table below lists them with the reason; `should_fail` files must be rejected with a
+//! positioned message unless `FAIL_NOT_REJECTED` lists them with the reason. Evaluator
+//! `should_pass` files must also make every top-level boolean `test*` binding true, and every
+//! `procTest*` process must unfold (all reachable terms) without error.
+//!
+//! Run with `--nocapture` to see the counts per folder.
+
+mod common;
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::Path;
+
+use common::walk;
+use weft::csp::{load_script, parser, CspError, ErrorKind, Value};
+
+/// Files outside weft's subset: (path under `tests/`, a word the error message must contain).
+const OUT_OF_SUBSET: &[(&str, &str)] = &[
+    ("parser/should_pass/assert_timed_section.csp", "Timed"),
+    ("parser/should_pass/include_4.csp", "`::`"),
+    ("parser/should_pass/instance_of_module_with_no_argument_list.csp", "modules"),
+    ("parser/should_pass/let_external_defined.csp", "external function"),
+    ("parser/should_pass/let_transparent_definition.csp", "transparent function"),
+    ("parser/should_pass/maps.csp", "map"),
+    ("parser/should_pass/module_instance_2.csp", "modules"),
+    ("parser/should_pass/module_instances.csp", "modules"),
+    ("parser/should_pass/module_newline.csp", "modules"),
+    ("parser/should_pass/module_with_no_argument_list.csp", "modules"),
+    ("parser/should_pass/partial_order_reduction_option.csp", "partial order reduce"),
+    ("parser/should_pass/print_statements.csp", "print"),
+    ("parser/should_pass/specifications.csp", "[V="),
+    ("parser/should_pass/string_brackets.csp", "string literal"),
+    ("parser/should_pass/strings.csp", "character literal"),
+    ("parser/should_pass/test-include-module-having-exports-then-include-of-file-starting-with-comment.csp", "modules"),
+    ("parser/should_pass/test-include-module-having-exports-then-include-of-file-without-comments.csp", "modules"),
+    ("parser/should_pass/test-include-module-having-exports-then-include-of-file-without-leading-whitespace.csp", "modules"),
+    ("parser/should_pass/test-include-module-having-exports-then-include.csp", "modules"),
+    ("parser/should_pass/test-module-exports-then-include-of-file-starting-with-comment.csp", "modules"),
+    ("parser/should_pass/test-module-exports-then-include-of-file-without-comments.csp", "modules"),
+    ("parser/should_pass/test-module-exports-then-include-of-file-without-leading-whitespace.csp", "modules"),
+    ("parser/should_pass/test-module-exports-then-include.csp", "modules"),
+    ("parser/should_pass/test-module-include-of-file-starting-with-comment-then-exports.csp", "modules"),
+    ("parser/should_pass/timed_sections.csp", "Timed"),
+    ("parser/should_pass/type_annotations.csp", "`::`"),
+    ("typechecker/should_pass/chase_transparent.csp", "transparent function"),
+    ("typechecker/should_pass/datatype_equality.csp", "recursive datatype"),
+    ("typechecker/should_pass/divergent_extendables.csp", "`::`"),
+    ("typechecker/should_pass/dot_operator_2.csp", "`::`"),
+    ("typechecker/should_pass/dot_operator_symmetry_2.csp", "recursive datatype"),
+    ("typechecker/should_pass/external_functions.csp", "external function"),
+    ("typechecker/should_pass/fields.csp", "nondeterministic input"),
+    ("typechecker/should_pass/hide_parsing.csp", "exception operator"),
+    ("typechecker/should_pass/instance_instance.csp", "modules"),
+    ("typechecker/should_pass/instance_of_included_module_with_one_argument.csp", "modules"),
+    ("typechecker/should_pass/instance_of_included_module_with_three_arguments.csp", "modules"),
+    ("typechecker/should_pass/instance_of_included_module_with_two_arguments.csp", "modules"),
+    ("typechecker/should_pass/instance_of_module_with_one_argument.csp", "modules"),
+    ("typechecker/should_pass/link_parallel.csp", "replicated link parallel"),
+    ("typechecker/should_pass/maps.csp", "map"),
+    ("typechecker/should_pass/module_function_args.csp", "modules"),
+    ("typechecker/should_pass/module_instance_map.csp", "modules"),
+    ("typechecker/should_pass/module_instances.csp", "modules"),
+    ("typechecker/should_pass/module_instances_10.csp", "modules"),
+    ("typechecker/should_pass/module_instances_2.csp", "modules"),
+    ("typechecker/should_pass/module_instances_3.csp", "modules"),
+    ("typechecker/should_pass/module_that_exports_instance_of_included_module_with_one_argument.csp", "modules"),
+    ("typechecker/should_pass/module_that_exports_instance_of_included_module_with_three_arguments.csp", "modules"),
+    ("typechecker/should_pass/module_with_one_argument.csp", "modules"),
+    ("typechecker/should_pass/module_with_three_arguments.csp", "modules"),
+    ("typechecker/should_pass/module_with_two_arguments.csp", "modules"),
+    ("typechecker/should_pass/modules_external.csp", "modules"),
+    ("typechecker/should_pass/nametype_ta.csp", "`::`"),
+    ("typechecker/should_pass/nested_instance.csp", "modules"),
+    ("typechecker/should_pass/nested_paramterisation.csp", "modules"),
+    ("typechecker/should_pass/nested_paramterisation2.csp", "modules"),
+    ("typechecker/should_pass/nested_paramterisation3.csp", "modules"),
+    ("typechecker/should_pass/no_blank_line_instance_of_included_module_with_one_argument.csp", "modules"),
+    ("typechecker/should_pass/non_ambiguous_channel.csp", "modules"),
+    ("typechecker/should_pass/polymorphic_let.csp", "`::`"),
+    ("typechecker/should_pass/project_parsing.csp", "projection"),
+    ("typechecker/should_pass/recursive_eq.csp", "subtype"),
+    ("typechecker/should_pass/recursive_eq2.csp", "recursive datatype"),
+    ("typechecker/should_pass/recursive_eq3.csp", "recursive datatype"),
+    ("typechecker/should_pass/recursive_eq4.csp", "recursive datatype"),
+    ("typechecker/should_pass/recursive_eq5.csp", "subtype"),
+    ("typechecker/should_pass/simple_modules.csp", "modules"),
+    ("typechecker/should_pass/simple_modules_2.csp", "modules"),
+    ("typechecker/should_pass/solvable_infinite_types.csp", "Seq("),
+    ("typechecker/should_pass/subtypes.csp", "subtype"),
+    ("typechecker/should_pass/synchronising_ext_interrupt.csp", "synchronising interrupt"),
+    ("typechecker/should_pass/timed_sections.csp", "Timed"),
+    ("typechecker/should_pass/tree_datatypes.csp", "Seq("),
+    ("typechecker/should_pass/type_annotation_order.csp", "`::`"),
+    ("typechecker/should_pass/type_annotations.csp", "`::`"),
+    ("typechecker/should_pass/unix.csp", "`::`"),
+    ("evaluator/should_pass/bounded_list_sets.csp", "infinite sequence"),
+    ("evaluator/should_pass/buffer.csp", "BUFFER"),
+    ("evaluator/should_pass/call_stacks.csp", "error"),
+    ("evaluator/should_pass/char_type.csp", "character literal"),
+    ("evaluator/should_pass/compression-funcs.csp", "external function"),
+    ("evaluator/should_pass/datatypes.csp", "Seq("),
+    ("evaluator/should_pass/deter_test.csp", "external function"),
+    ("evaluator/should_pass/div.csp", "DIV"),
+    ("evaluator/should_pass/dot.csp", "recursive datatype"),
+    ("evaluator/should_pass/dot_double_pat.csp", "@@"),
+    ("evaluator/should_pass/exception.csp", "exception operator"),
+    ("evaluator/should_pass/external-functions.csp", "external function"),
+    ("evaluator/should_pass/failure_watchdog.csp", "external function"),
+    ("evaluator/should_pass/hide_parsing.csp", "exception operator"),
+    ("evaluator/should_pass/lazy_compressions.csp", "transparent function"),
+    ("evaluator/should_pass/lazylists.csp", "`::`"),
+    ("evaluator/should_pass/lists.csp", "infinite sequence"),
+    ("evaluator/should_pass/local-external-functions.csp", "external function"),
+    ("evaluator/should_pass/maps.csp", "map"),
+    ("evaluator/should_pass/module_instance_pat_binds.csp", "modules"),
+    ("evaluator/should_pass/module_instance_transparent.csp", "modules"),
+    ("evaluator/should_pass/module_instances.csp", "modules"),
+    ("evaluator/should_pass/nested_parameterisations.csp", "modules"),
+    ("evaluator/should_pass/nested_parameterisations2.csp", "modules"),
+    ("evaluator/should_pass/optional_timed_function.csp", "Timed"),
+    ("evaluator/should_pass/parameterless_instances.csp", "modules"),
+    ("evaluator/should_pass/prefix_stop.csp", "Timed"),
+    ("evaluator/should_pass/prefixing.csp", "nondeterministic input"),
+    ("evaluator/should_pass/prioritise.csp", "external function"),
+    ("evaluator/should_pass/prioritise_nocache.csp", "external function"),
+    ("evaluator/should_pass/prioritise_po.csp", "external function"),
+    ("evaluator/should_pass/project.csp", "projection"),
+    ("evaluator/should_pass/replicated_link_par.csp", "replicated link parallel"),
+    ("evaluator/should_pass/seq-comp-loop.csp", "external function"),
+    ("evaluator/should_pass/sets.csp", "infinite set"),
+    ("evaluator/should_pass/simple_modules_1.csp", "modules"),
+    ("evaluator/should_pass/strings.csp", "character literal"),
+    ("evaluator/should_pass/subtypes.csp", "subtype"),
+    ("evaluator/should_pass/synchronising_ext_interrupt.csp", "synchronising external choice"),
+    ("evaluator/should_pass/test1.csp", "recursive datatype"),
+    ("evaluator/should_pass/timed_csp_2.csp", "Timed"),
+    ("evaluator/should_pass/timed_priority.csp", "Timed"),
+    ("evaluator/should_pass/timed_section.csp", "string literal"),
+    ("evaluator/should_pass/timed_section_2.csp", "Timed"),
+    ("evaluator/should_pass/trace_watchdog.csp", "external function"),
+    ("prettyprinter/should_pass/complete.csp", "Proc"),
+    ("prettyprinter/should_pass/compression09.csp", "Proc"),
+    ("prettyprinter/should_pass/nametypes.csp", "infinite set"),
+    ("prettyprinter/should_pass/output.csp", "Proc"),
+    ("prettyprinter/should_pass/refsva.csp", "Proc"),
+    ("prettyprinter/should_pass/svacomp.csp", "Proc"),
+    ("prettyprinter/should_pass/timed_sections.csp", "string literal"),
+];
+
+/// `should_pass` files weft rejects although they are within the subset's syntax, with the
+/// reason: (path, a word the message must contain, why).
+const PASS_REJECTED: &[(&str, &str, &str)] = &[
+    (
+        "typechecker/should_pass/recursive_rect.csp",
+        "outside the type",
+        "weft evaluates datatype types when it loads a script: `{X.A.0, X.A.1}` contains X.A.1, \
+         outside X's field type `{A.0}` (libcspm only type-checks this file)",
+    ),
+    (
+        "evaluator/should_pass/basic_pattern_matching.csp",
+        "depends on itself",
+        "needs lazy evaluation: `(s, t) = (1, loop)` with `loop = loop` (weft builds tuples eagerly)",
+    ),
+    (
+        "evaluator/should_pass/infinite_compression.csp",
+        "depends on itself",
+        "`P = normal(P)`: with `normal` as the identity, P is defined by itself without a prefix",
+    ),
+    (
+        "prettyprinter/should_pass/zbullyr.csp",
+        "unknown name",
+        "uses `sbd`, which the file does not define (a pretty-printer test; it parses)",
+    ),
+];
+
+/// `should_fail` files weft accepts, with the reason (mostly: the error is a static type
+/// error that only a Hindley-Milner type checker finds; weft checks types dynamically).
+const FAIL_NOT_REJECTED: &[(&str, &str)] = &[
+    (
+        "typechecker/should_fail/ambiguous_datatype.csp",
+        "the element type of `{}` is ambiguous (static typing); to weft it is an empty field type",
+    ),
+    (
+        "typechecker/should_fail/ambiguous_datatype2.csp",
+        "the element type of `{}` is ambiguous (static typing); to weft it is an empty field type",
+    ),
+    (
+        "typechecker/should_fail/ambiguous_event.csp",
+        "the element type of `{}` is ambiguous (static typing); to weft it is an empty field type",
+    ),
+    (
+        "typechecker/should_fail/divergent_extendable.csp",
+        "a static type error: weft has no Hindley-Milner type checker and checks types dynamically",
+    ),
+    (
+        "typechecker/should_fail/dot_operator_longest_match.csp",
+        "a static type error: weft has no Hindley-Milner type checker and checks types dynamically",
+    ),
+    (
+        "typechecker/should_fail/dot_operator_no_partially_applied_3.csp",
+        "a static type error: weft has no Hindley-Milner type checker and checks types dynamically",
+    ),
+    (
+        "typechecker/should_fail/event_splits.csp",
+        "a static type error: weft has no Hindley-Milner type checker and checks types dynamically",
+    ),
+    (
+        "typechecker/should_fail/empty_dot_sequence.csp",
+        "libcspm splits the pattern `x.y.z` over `A.1.A` by types and finds an empty field; \
+         weft binds `x = A`, `y = 1`, `z = A`",
+    ),
+    (
+        "typechecker/should_fail/extensions_empty_dot_list.csp",
+        "`extensions` of a complete event is {} to weft; libcspm rejects it statically",
+    ),
+    (
+        "typechecker/should_fail/fields_2.csp",
+        "the extra input `?y` is only found when the prefix's events are enumerated, and the \
+         channel's type is Int",
+    ),
+    (
+        "typechecker/should_fail/fields_3.csp",
+        "a static type error: weft has no Hindley-Milner type checker and checks types dynamically",
+    ),
+    (
+        "typechecker/should_fail/fields_4.csp",
+        "a static type error: weft has no Hindley-Milner type checker and checks types dynamically",
+    ),
+    (
+        "typechecker/should_fail/fields_5.csp",
+        "a static type error: weft has no Hindley-Milner type checker and checks types dynamically",
+    ),
+    (
+        "typechecker/should_fail/fields_6.csp",
+        "a static type error: weft has no Hindley-Milner type checker and checks types dynamically",
+    ),
+    (
+        "typechecker/should_fail/non_inputable_sets.csp",
+        "a static type error: weft has no Hindley-Milner type checker and checks types dynamically",
+    ),
+    (
+        "typechecker/should_fail/polymorphic_let.csp",
+        "weft lets a `let`-bound function be used at two types (libcspm's let is monomorphic)",
+    ),
+    (
+        "evaluator/should_fail/non_rect.csp",
+        "weft supports non-rectangular field types (libcspm refuses `extensions` of them)",
+    ),
+    (
+        "evaluator/should_fail/rectangular_datatype.csp",
+        "weft supports non-rectangular field types (libcspm refuses them in datatypes)",
+    ),
+];
+
+const FOLDERS: [&str; 8] = [
+    "parser/should_pass",
+    "parser/should_fail",
+    "typechecker/should_pass",
+    "typechecker/should_fail",
+    "evaluator/should_pass",
+    "evaluator/should_fail",
+    "desugar/should_fail",
+    "prettyprinter/should_pass",
+];
+
+#[derive(Debug)]
+enum Outcome {
+    Accepted,
+    OutOfSubset(CspError),
+    Rejected(CspError),
+    /// A `test*` binding that is not `true`.
+    TestFalse(String),
+}
+
+/// Loads `path`; with `deep`, also evaluates every definition, the `test*` bindings and the
+/// `procTest*` processes.
+fn outcome(path: &Path, folder: &str) -> Outcome {
+    let parse_only = folder.starts_with("parser/") || folder.starts_with("prettyprinter/");
+    let should_fail = folder.ends_with("should_fail");
+    let evaluator = folder.starts_with("evaluator/");
+    let script = match load_script(path) {
+        Ok(s) => s,
+        Err(e) if e.kind == ErrorKind::Unsupported => return Outcome::OutOfSubset(e),
+        Err(e) => {
+            if parse_only && !should_fail && parser::parse_file(path).is_ok() {
+                // parser tests need not define every name they use
+                return Outcome::Rejected(e);
+            }
+            return Outcome::Rejected(e);
+        }
+    };
+    if should_fail {
+        if let Err(e) = script.evaluate_all_definitions() {
+            return classify(e);
+        }
+    }
+    if should_fail || evaluator {
+        for name in script.definition_names() {
+            if !(name.starts_with("test") || name.starts_with("procTest")) {
+                continue;
+            }
+            match script.value(name) {
+                Ok(Value::Bool(true)) | Ok(Value::Func(_)) => {}
+                Ok(Value::Proc(p)) => {
+                    if let Err(e) = walk(&script, &p, 5000) {
+                        return classify(e);
+                    }
+                }
+                Ok(v) => {
+                    if evaluator || should_fail {
+                        return Outcome::TestFalse(format!("{name} = {}", script.show(&v)));
+                    }
+                }
+                Err(e) => return classify(e),
+            }
+        }
+    }
+    Outcome::Accepted
+}
+
+fn classify(e: CspError) -> Outcome {
+    if e.kind == ErrorKind::Unsupported {
+        Outcome::OutOfSubset(e)
+    } else {
+        Outcome::Rejected(e)
+    }
+}
+
+#[test]
+fn libcspm_suite_is_classified() {
+    let root = common::corpus_dir().join("csp/libcspm_tests/tests");
+    let out_of_subset: BTreeMap<&str, &str> = OUT_OF_SUBSET.iter().copied().collect();
+    let pass_rejected: BTreeMap<&str, (&str, &str)> = PASS_REJECTED
+        .iter()
+        .map(|(f, w, why)| (*f, (*w, *why)))
+        .collect();
+    let fail_accepted: BTreeMap<&str, &str> = FAIL_NOT_REJECTED.iter().copied().collect();
+    let mut failures = Vec::new();
+    let mut listed = HashSet::new();
+    let suggest = std::env::var_os("WEFT_SUGGEST_TABLES").is_some();
+    for folder in FOLDERS {
+        let mut files: Vec<_> = std::fs::read_dir(root.join(folder))
+            .unwrap_or_else(|e| panic!("cannot read {folder}: {e}"))
+            .map(|e| e.expect("directory entry").path())
+            .filter(|p| p.extension().is_some_and(|x| x == "csp"))
+            .collect();
+        files.sort();
+        let should_fail = folder.ends_with("should_fail");
+        let (mut accepted, mut unsupported, mut rejected, mut failing) = (0, 0, 0, 0);
+        for path in files {
+            let file = path
+                .file_name()
+                .expect("file name")
+                .to_string_lossy()
+                .to_string();
+            let key = format!("{folder}/{file}");
+            let out = outcome(&path, folder);
+            let problem: Option<String> = match (&out, should_fail) {
+                (Outcome::Accepted, false) => {
+                    accepted += 1;
+                    (out_of_subset.contains_key(key.as_str())
+                        || pass_rejected.contains_key(key.as_str()))
+                    .then(|| "accepted but listed as rejected".to_string())
+                }
+                (Outcome::OutOfSubset(e), false) => {
+                    unsupported += 1;
+                    match out_of_subset.get(key.as_str()) {
+                        Some(word) if e.message.contains(word) && e.location.is_some() => None,
+                        _ => Some(format!("out of subset, not listed: {e}")),
+                    }
+                }
+                (Outcome::Rejected(e), false) => {
+                    rejected += 1;
+                    match pass_rejected.get(key.as_str()) {
+                        Some((word, _)) if e.message.contains(word) => None,
+                        _ => Some(format!("rejected: {e}")),
+                    }
+                }
+                (Outcome::TestFalse(t), false) => {
+                    failing += 1;
+                    Some(format!("test binding not true: {t}"))
+                }
+                (Outcome::Accepted, true) => {
+                    accepted += 1;
+                    (!fail_accepted.contains_key(key.as_str()))
+                        .then(|| "should_fail file accepted".to_string())
+                }
+                (Outcome::TestFalse(t), true) => {
+                    accepted += 1;
+                    (!fail_accepted.contains_key(key.as_str()))
+                        .then(|| format!("should_fail file accepted ({t})"))
+                }
+                (Outcome::OutOfSubset(e), true) | (Outcome::Rejected(e), true) => {
+                    if matches!(out, Outcome::OutOfSubset(_)) {
+                        unsupported += 1;
+                    } else {
+                        rejected += 1;
+                    }
+                    if e.location.is_none() {
+                        Some(format!("rejected without a position: {e}"))
+                    } else if fail_accepted.contains_key(key.as_str()) {
+                        Some("rejected but listed as not rejected".to_string())
+                    } else {
+                        None
+                    }
+                }
+            };
+            listed.insert(key.clone());
+            if let Some(p) = problem {
+                if suggest {
+                    println!("SUGGEST {key} :: {out:?}");
+                }
+                failing += 1;
+                failures.push(format!("{key}: {p}"));
+            }
+        }
+        println!(
+            "{folder:28} accepted {accepted:3}  rejected as outside the subset {unsupported:3}  \
+             rejected as erroneous {rejected:3}  failing {failing:3}"
+        );
+    }
+    for key in out_of_subset
+        .keys()
+        .chain(pass_rejected.keys())
+        .chain(fail_accepted.keys())
+    {
+        if !listed.contains(*key) {
+            failures.push(format!("{key}: listed in a table but not found"));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} problems:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
