@@ -63,7 +63,7 @@ impl RawMutex {
 
     pub(crate) fn lock(&self) {
         while !self.try_lock() {
-            loom::thread::yield_now();
+            spin_wait();
         }
     }
 
@@ -83,7 +83,7 @@ impl RawMutex {
 
     pub(crate) fn try_lock_for_a_while(&self) -> bool {
         let got = self.try_lock();
-        loom::thread::yield_now();
+        spin_wait();
         got
     }
 }
@@ -115,8 +115,12 @@ pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 pub(crate) fn spin_wait() {
     std::thread::yield_now();
 }
+/// Under loom a spinning thread may read a stale value forever (loom's relaxed loads need
+/// not ever see newer stores), which shows up as a livelock that no real machine has; the
+/// fence makes each turn of a spin loop observe the stores that precede it in loom's order.
 #[cfg(loom)]
 pub(crate) fn spin_wait() {
+    fence(Ordering::SeqCst);
     loom::thread::yield_now();
 }
 
