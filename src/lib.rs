@@ -6,6 +6,7 @@
 
 pub mod csp;
 pub mod explore;
+mod hash;
 pub mod lts;
 pub mod refine;
 pub mod sync;

@@ -9,7 +9,6 @@
 //! The numbers of states, transitions, levels and deadlocks do not depend on the thread count;
 //! the ids of states may (the LTS is the same up to renumbering).
 
-use std::hash::BuildHasherDefault;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::Instant;
 
@@ -18,10 +17,6 @@ use rayon::prelude::*;
 
 use crate::lts::Lts;
 use crate::ts::{Label, TransitionSystem};
-
-mod fxhash;
-
-use fxhash::FxHasher;
 
 /// Called after each level with (levels done, states known, transitions seen).
 pub type LevelObserver = std::sync::Arc<dyn Fn(u32, u64, u64) + Send + Sync>;
@@ -117,7 +112,7 @@ impl<S> Exploration<S> {
     }
 }
 
-type Index<S> = DashMap<S, u32, BuildHasherDefault<FxHasher>>;
+type Index<S> = DashMap<S, u32, crate::hash::WordBuildHasher>;
 
 /// What one worker found in its share of a level.
 struct LevelPart<S> {

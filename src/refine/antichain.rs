@@ -7,8 +7,8 @@
 
 use std::collections::HashSet;
 
-use super::hash::WordBuildHasher;
 use super::normal::NormalForm;
+use crate::hash::WordBuildHasher;
 
 const NONE: u32 = u32::MAX;
 

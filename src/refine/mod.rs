@@ -28,7 +28,6 @@
 
 mod antichain;
 mod engine;
-mod hash;
 mod normal;
 pub mod replay;
 

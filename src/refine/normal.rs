@@ -8,7 +8,7 @@
 
 use std::cell::{Cell, OnceCell};
 
-use super::hash::hash_u32_slice;
+use crate::hash::hash_u32_slice;
 use crate::lts::Lts;
 use crate::ts::TAU;
 

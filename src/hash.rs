@@ -1,5 +1,6 @@
-//! A small, fast, non-cryptographic hasher for the checker's integer keys (the inputs are
-//! state ids, not attacker-controlled strings).
+//! A small, fast, non-cryptographic hasher for integer keys and addresses (state ids, term
+//! addresses: not attacker-controlled strings), shared by the explorer's state index and the
+//! refinement checker. Imports nothing of weft.
 
 use std::hash::{BuildHasherDefault, Hasher};
 
