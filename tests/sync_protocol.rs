@@ -115,3 +115,66 @@ fn a_registered_reader_waits_for_the_writer_and_then_enters() {
     reader.join().unwrap();
     assert!(inside.load(Ordering::SeqCst));
 }
+
+/// Property 3 with a thread that joins late (the deadlock the loom model
+/// `shared_entry_granted_to_late_registrant_while_writer_waits` found): A is in a shared
+/// section and waits for B's shared section before it leaves; C asks for the exclusive
+/// section meanwhile; B registers only then. B must get in (C waits for A without keeping B
+/// from registering), then A leaves, then C gets in.
+#[test]
+fn a_thread_registering_while_a_writer_waits_gets_its_shared_section() {
+    use std::sync::mpsc;
+    use std::time::Duration;
+    let lock = BusyForbidden::new();
+    let (a_inside_tx, a_inside) = mpsc::channel::<()>();
+    let (b_inside_tx, b_inside) = mpsc::channel::<()>();
+    let (done_tx, done) = mpsc::channel::<&'static str>();
+    let writer_started = Arc::new(AtomicBool::new(false));
+
+    let a = {
+        let lock = lock.clone();
+        let done_tx = done_tx.clone();
+        std::thread::spawn(move || {
+            let me = lock.register();
+            let _s = me.shared();
+            a_inside_tx.send(()).unwrap();
+            // A deadlocked protocol never lets B in: fail instead of hanging.
+            let got = b_inside.recv_timeout(Duration::from_secs(20)).is_ok();
+            done_tx.send(if got { "a" } else { "a timed out" }).unwrap();
+        })
+    };
+    a_inside.recv().unwrap();
+    let c = {
+        let lock = lock.clone();
+        let done_tx = done_tx.clone();
+        let writer_started = writer_started.clone();
+        std::thread::spawn(move || {
+            let me = lock.register();
+            writer_started.store(true, Ordering::SeqCst);
+            let _x = me.exclusive();
+            done_tx.send("c").unwrap();
+        })
+    };
+    while !writer_started.load(Ordering::SeqCst) {
+        std::thread::yield_now();
+    }
+    // Give C time to start waiting for A inside `enter_exclusive`.
+    std::thread::sleep(Duration::from_millis(50));
+    let b = {
+        let lock = lock.clone();
+        std::thread::spawn(move || {
+            let me = lock.register();
+            let _s = me.shared();
+            b_inside_tx.send(()).unwrap();
+        })
+    };
+    let first = done.recv_timeout(Duration::from_secs(30)).unwrap();
+    assert_eq!(
+        first, "a",
+        "A must see B enter before C gets the exclusive section"
+    );
+    assert_eq!(done.recv_timeout(Duration::from_secs(30)).unwrap(), "c");
+    for h in [a, b, c] {
+        h.join().unwrap();
+    }
+}

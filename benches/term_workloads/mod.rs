@@ -95,9 +95,11 @@ fn create_chain<L: SectionLock>(th: &TermThread<L>, c: Symbol, n: usize) -> u64 
 }
 
 /// Visits t breadth first without using sharing; returns the arguments visited.
-fn traverse(t: TermRef<'_>) -> u64 {
+/// Visits every argument of `t` breadth first without using sharing; `queue` is the thread's
+/// work queue, kept between traversals so that its memory is allocated (and faulted in) once.
+fn traverse<'a>(t: TermRef<'a>, queue: &mut VecDeque<TermRef<'a>>) -> u64 {
     let mut visited = 0u64;
-    let mut queue = VecDeque::with_capacity(1 << 16);
+    queue.clear();
     queue.push_back(t);
     while let Some(x) = queue.pop_front() {
         for a in x.args() {
@@ -171,8 +173,9 @@ fn worker<L: SectionLock>(
             .sum(),
         "traverse-shared" | "traverse-distinct" => {
             let t = kept.as_ref().expect("built in setup");
+            let mut queue = VecDeque::new();
             (0..per_thread(sizes.traverse_reps))
-                .map(|_| traverse(t.as_ref()))
+                .map(|_| traverse(t.as_ref(), &mut queue))
                 .sum()
         }
         other => panic!("unknown workload {other}"),

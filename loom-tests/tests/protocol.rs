@@ -21,45 +21,33 @@
 //! With `--features mutant` the exclusive entry skips its re-check of `busy`, and every model
 //! whose name contains `exclusion` must fail.
 //!
-//! # Known issues in `src/sync` (the ignored models)
+//! # What these models found (all fixed in `src/sync`)
 //!
-//! **Spin points publish nothing under loom.** The writer's waiting loop in `enter_exclusive`
-//! (forbid all, barrier, load every `busy`, withdraw all, `shim::spin_wait`) and a reader's
-//! back-off (`busy = false`, `shim::wait_for_unlock`, `busy = true`, barrier, load `forbidden`)
-//! store fresh values on every turn. Loom lets a load return any store not yet ordered before
-//! it, so it finds an execution with no preemption at all in which, turn after turn, the reader
-//! reads the writer's `forbidden = true` of that turn after it was withdrawn and the writer reads
-//! the reader's `busy = true` after it was cleared: neither ever gets in ("Model exceeded maximum
-//! number of branches"). C++ rules that execution out (stores become visible in finite time,
-//! [intro.progress]), and on a real machine the 50 µs timed lock and the `yield_now` system call
-//! let the store buffers drain, but loom has no notion of time. With the bound at 2 the loop is
-//! reachable from five of the models below; at 3 from every concurrent one. The shim under
-//! `cfg(loom)` should model the passing of time at the two places where the real code waits:
-//! `fence(Ordering::SeqCst)` before `loom::thread::yield_now()` in both `spin_wait` and
-//! `wait_for_unlock`. With that change and the one below all models pass at bounds 2 and 3, and
-//! the mutant and nine hand-made weakenings of the protocol (each barrier removed or weakened
-//! to AcqRel, each Release/Acquire relaxed, no withdrawal, an inner leave that clears `busy`)
-//! are each caught.
+//! - **A (loom only).** Spin points published nothing under loom: a load may return any store
+//!   not yet ordered before it, so the writer's forbid/withdraw loop and a reader's back-off
+//!   could miss each other's fresh stores turn after turn (no real machine does: store buffers
+//!   drain during the timed lock and the `yield_now` system call). Under `cfg(loom)` the shim's
+//!   `spin_wait` and `RawMutex::try_lock_for_a_while` fence (`SeqCst`) before yielding.
+//! - **B (loom only).** A spinning loom `RawMutex` let loom's scheduler, not fair to yielding
+//!   threads, alternate two spinners for ever; under `cfg(loom)` it blocks on a condition
+//!   variable.
+//! - **C (a real deadlock).** `enter_exclusive` kept the protocol mutex while it waited for busy
+//!   readers, and `register` / `Participant::drop` take that mutex: a reader waiting for a
+//!   thread that was registering, the registrant, and the writer waited for ever although none
+//!   was exclusive (`shared_entry_granted_to_late_registrant_while_writer_waits`). The protocol
+//!   now has a second mutex, `writer`, held from the start of `enter_exclusive` to the end of
+//!   `leave_exclusive` (writers queue on it, readers back off on it); the registry mutex is held
+//!   for each forbid-and-check pass, released while the writer waits, and kept from the
+//!   successful pass to `leave_exclusive`.
 //!
-//! **Registering blocks while an exclusive entry waits.** `enter_exclusive` holds the registry
-//! mutex from before its waiting loop until `leave_exclusive`, and `register` and
-//! `Participant::drop` take that mutex; so no thread can join or leave the protocol while a
-//! writer waits for a busy thread. If the busy thread waits for one that is registering, all
-//! three wait for ever although no thread is exclusive (property 3; see
-//! `shared_entry_granted_to_late_registrant_while_writer_waits`). Releasing the mutex while the
-//! writer waits is not enough under loom (two waiting writers then both spin and loom's
-//! scheduler, not fair to yielding threads, starves the reader they wait for); what passes every
-//! model is a second mutex: `writer: Mutex<()>` held from the start of `enter_exclusive` to
-//! `leave_exclusive` (writers queue on it, readers back off on it), and the registry mutex held
-//! by the writer only while it forbids and checks, and from its successful check to
-//! `leave_exclusive`, released around `spin_wait`.
+//! With `--features mutant` every model whose name contains `exclusion` fails. The loom helper
+//! also checked nine hand-made weakenings (each barrier removed or weakened to AcqRel, each
+//! Release/Acquire relaxed, no withdrawal, an inner leave that clears `busy`); each is caught by
+//! at least two models.
 //!
-//! **A failing model could abort or hang the test binary.** When a model panics, unwinding drops
-//! the thread's `Participant`, whose `Drop` locks the registry mutex: `shim::lock` panics again
-//! if the panic poisoned it (a panic during a panic aborts the binary) and blocks for ever if a
-//! spinning writer holds it. The models wrap participants in `Member`, which leaks them when
-//! unwinding; `Participant::drop` itself could skip deregistration while panicking, and
-//! `shim::lock` under loom could take the guard out of the `PoisonError`.
+//! A model that fails inside a section unwinds through `Participant::drop`; the models wrap
+//! participants in `Member`, which leaks them when unwinding, so the failure is reported rather
+//! than turned into a hang on a mutex a spinning thread holds.
 #![cfg(loom)]
 
 use std::ops::Deref;
@@ -189,9 +177,8 @@ impl Guarded {
 }
 
 /// A participant that a thread unwinding from a failed model leaks instead of dropping: its
-/// `Drop` locks the registry mutex, which is then poisoned (a second panic, which aborts the
-/// whole test binary) or held by a spinning thread that loom will not run again (a hang).
-/// Either way the failure would not be reported as a failed test.
+/// `Drop` takes the protocol mutex, which a spinning writer (or the panicking thread itself) may
+/// hold for ever, and the reported failure would turn into a hang.
 struct Member(Option<Participant>);
 
 impl Deref for Member {
@@ -270,7 +257,6 @@ fn exclusion_two_threads_both_sections() {
 
 /// Three threads: one reader, two writers (property 1 between the writers, 2 with the reader).
 #[test]
-#[ignore = "exceeds loom's branch bound (the writer's spin loop under 3 threads): needs a bounded-spin model"]
 fn exclusion_one_reader_two_writers() {
     check("exclusion_one_reader_two_writers", || {
         let guarded = Guarded::new();
@@ -296,7 +282,6 @@ fn exclusion_one_reader_two_writers() {
 /// Three threads: two readers, one writer (property 2 with each reader; property 4: the writer
 /// gets in once both have left).
 #[test]
-#[ignore = "exceeds loom's branch bound (the writer's spin loop under 3 threads): needs a bounded-spin model"]
 fn exclusion_two_readers_one_writer() {
     check("exclusion_two_readers_one_writer", || {
         let guarded = Guarded::new();
@@ -322,7 +307,6 @@ fn exclusion_two_readers_one_writer() {
 /// Three threads, each starting both kinds of section in a different order (properties 1, 2,
 /// 4, 5 and 6 together).
 #[test]
-#[ignore = "exceeds loom's branch bound (the writer's spin loop under 3 threads): needs a bounded-spin model"]
 fn exclusion_three_threads_both_sections() {
     check("exclusion_three_threads_both_sections", || {
         let guarded = Guarded::new();
@@ -448,9 +432,8 @@ fn register_counted(guarded: &Guarded, registered: &AtomicUsize, all_registered:
 /// Property 3, the scenario of §5.2.2: thread A stays in its shared section until thread B has
 /// entered its own, while thread C is trying to enter the exclusive section. C's prohibition
 /// must not keep B out (C withdraws it on seeing A busy), or all three wait for ever.
-/// All three register before C asks for the exclusive section (see the ignored model below).
+/// All three register before C asks for the exclusive section (the next model lets one register late).
 #[test]
-#[ignore = "exceeds loom's branch bound (the writer's spin loop under 3 threads): needs a bounded-spin model"]
 fn shared_entry_granted_while_writer_waits() {
     check("shared_entry_granted_while_writer_waits", || {
         let guarded = Guarded::new();
@@ -499,12 +482,12 @@ fn shared_entry_granted_while_writer_waits() {
 /// Property 3 with a thread that joins the protocol late: as above, but B registers only once
 /// A is in its shared section, and C may already be waiting for the exclusive section.
 ///
-/// Fails with the current `src/sync` (loom: "Model exceeded maximum number of branches", C
-/// spinning alone): A registers and enters its shared section; C takes the registry mutex in
-/// `enter_exclusive`, finds A busy and spins holding it; B blocks in `register` on that mutex;
-/// A waits for B; C waits for A. No thread is exclusive, yet B never gets its shared section.
+/// Fails with the current `src/sync` even with fixes A and B (loom: "Model exceeded maximum
+/// number of branches", C spinning alone): A registers and enters its shared section; C takes
+/// the protocol mutex in `enter_exclusive`, finds A busy and spins holding it; B waits in
+/// `register` for that mutex; A waits for B; C waits for A. No thread is exclusive, yet B never
+/// gets its shared section (defect C of the header).
 #[test]
-#[ignore = "deadlocks until src/sync lets threads register while enter_exclusive waits (see the header)"]
 fn shared_entry_granted_to_late_registrant_while_writer_waits() {
     check(
         "shared_entry_granted_to_late_registrant_while_writer_waits",
@@ -574,7 +557,6 @@ fn exclusive_entry_granted_after_repeated_readers() {
 /// participant does not block a later exclusive section; a thread registering while another is
 /// exclusive joins safely (it is either forbidden, or registers after the section).
 #[test]
-#[ignore = "exceeds loom's branch bound (the writer's spin loop under 3 threads): needs a bounded-spin model"]
 fn departed_and_new_participants_do_not_block_exclusive() {
     check(
         "departed_and_new_participants_do_not_block_exclusive",

@@ -8,6 +8,15 @@
 //! finds some thread busy, withdraws the prohibitions and tries again, until all are forbidden
 //! while none is busy.
 //!
+//! Two mutexes play the part of Table 5.2's one. `writer` is held from the start of
+//! `enter_exclusive` to the end of `leave_exclusive`: writers queue on it and a forbidden reader
+//! backs off on it. `mutex` guards the registry of participants and the `forbidden` flags; the
+//! writer holds it for each forbid-and-check pass, releases it while it waits for busy readers,
+//! and keeps it from the successful pass to `leave_exclusive`. With a single mutex held across
+//! the wait, a thread registering (or leaving) while a writer waited for a busy reader would
+//! block, and if that reader waited for the registrant, neither would progress (found by the
+//! loom model `shared_entry_granted_to_late_registrant_while_writer_waits`).
+//!
 //! The nondeterministic "sometimes" branches of Table 5.2 exist to make the implementation
 //! model branching bisimilar to the specification (§5.2.2) and are not needed for correctness;
 //! they are left out. Shared sections nest with a per-thread counter; only the outermost entry
@@ -30,9 +39,12 @@ struct ThreadFlags {
 
 #[derive(Debug)]
 struct Protocol {
-    /// The mutex of Table 5.2. It also guards `registry`, so a thread joins or leaves only
-    /// while no exclusive section is in progress.
+    /// Guards `registry` and the writes of `forbidden`: held for each forbid-and-check pass of
+    /// a writer and from its successful pass to `leave_exclusive`, and to join or leave.
     mutex: RawMutex,
+    /// Held from the start of `enter_exclusive` to the end of `leave_exclusive`: writers queue
+    /// on it and forbidden readers back off on it (the timed lock of Table 5.2).
+    writer: RawMutex,
     registry: UnsafeCell<Vec<Arc<ThreadFlags>>>,
     barriers: Barriers,
 }
@@ -83,6 +95,7 @@ impl BusyForbidden {
         BusyForbidden {
             protocol: Arc::new(Protocol {
                 mutex: RawMutex::new(),
+                writer: RawMutex::new(),
                 registry: UnsafeCell::new(Vec::new()),
                 barriers,
             }),
@@ -168,9 +181,10 @@ impl Participant {
     fn back_off(&self) {
         // Ordering: Relaxed; nothing was done inside the section that needs publishing.
         self.flags.busy.store(false, Ordering::Relaxed);
-        if self.protocol.mutex.try_lock_for_a_while() {
+        // Waits (a while) for the writer to leave its exclusive section.
+        if self.protocol.writer.try_lock_for_a_while() {
             // SAFETY: `try_lock_for_a_while` returned true, so this thread holds the mutex.
-            unsafe { self.protocol.mutex.unlock() };
+            unsafe { self.protocol.writer.unlock() };
         }
         // Ordering: Relaxed, as in `enter_shared`; the caller reloads `forbidden`.
         self.flags.busy.store(true, Ordering::Relaxed);
@@ -216,9 +230,19 @@ impl Participant {
         );
         assert!(!self.exclusive.get(), "exclusive section entered twice");
         let protocol = &*self.protocol;
-        protocol.mutex.lock();
-        // SAFETY: this thread holds the mutex from here until `leave_exclusive`.
-        unsafe { protocol.with_registry(|registry| forbid_all(registry, &self.barriers)) };
+        protocol.writer.lock();
+        loop {
+            protocol.mutex.lock();
+            // SAFETY: this thread holds the mutex for the call.
+            if unsafe { protocol.with_registry(|registry| forbid_all(registry, &self.barriers)) } {
+                // Keep the mutex (and so the registry) until `leave_exclusive`.
+                break;
+            }
+            // Let threads join or leave while the busy ones finish their shared sections.
+            // SAFETY: taken at the top of this iteration.
+            unsafe { protocol.mutex.unlock() };
+            shim::spin_wait();
+        }
         self.exclusive.set(true);
     }
 
@@ -229,8 +253,8 @@ impl Participant {
             "leave_exclusive without enter_exclusive"
         );
         let protocol = &*self.protocol;
-        // SAFETY: `exclusive` is true, so this thread holds the mutex (taken in
-        // `enter_exclusive`); it releases it here, after the last access to the registry.
+        // SAFETY: `exclusive` is true, so this thread holds both mutexes (taken in
+        // `enter_exclusive`); it releases them here, after the last access to the registry.
         unsafe {
             protocol.with_registry(|registry| {
                 for flags in registry.iter() {
@@ -241,6 +265,7 @@ impl Participant {
             });
             self.exclusive.set(false);
             protocol.mutex.unlock();
+            protocol.writer.unlock();
         }
     }
 
@@ -256,39 +281,37 @@ impl Participant {
     }
 }
 
-/// The loop of `enter_exclusive`: forbid every thread; if some thread is busy, withdraw the
-/// prohibitions, wait, and try again.
-fn forbid_all(registry: &[Arc<ThreadFlags>], barriers: &Barriers) {
-    loop {
-        for flags in registry {
-            // Ordering: Relaxed; only the mutex holder writes `forbidden`, and the heavy
-            // barrier below orders this store before the loads of `busy`.
-            flags.forbidden.store(true, Ordering::Relaxed);
-        }
-        barriers.heavy();
-        if cfg!(feature = "mutant") {
-            // MUTANT (loom-tests only): trusts the prohibition without re-checking `busy`,
-            // so a thread already inside its shared section is overlooked.
-            return;
-        }
-        // Ordering: Acquire; reading `false` written by `leave_shared` (Release) makes that
-        // thread's shared section happen before this exclusive section.
-        if !registry
-            .iter()
-            .any(|flags| flags.busy.load(Ordering::Acquire))
-        {
-            return;
-        }
-        // Some thread is inside a shared section (or entering one). Withdraw every prohibition
-        // while we wait for it: a thread that stays busy must not keep the others out of their
-        // shared sections (property 3 of §5.2.3: shared entry is refused only while a thread is
-        // *in* the exclusive section).
-        for flags in registry {
-            // Ordering: Relaxed; nothing was written under the prohibition.
-            flags.forbidden.store(false, Ordering::Relaxed);
-        }
-        shim::spin_wait();
+/// One pass of `enter_exclusive`: forbids every thread; true if then none is busy, otherwise
+/// withdraws the prohibitions and returns false (the caller waits and tries again).
+fn forbid_all(registry: &[Arc<ThreadFlags>], barriers: &Barriers) -> bool {
+    for flags in registry {
+        // Ordering: Relaxed; only the mutex holder writes `forbidden`, and the heavy
+        // barrier below orders this store before the loads of `busy`.
+        flags.forbidden.store(true, Ordering::Relaxed);
     }
+    barriers.heavy();
+    if cfg!(feature = "mutant") {
+        // MUTANT (loom-tests only): trusts the prohibition without re-checking `busy`,
+        // so a thread already inside its shared section is overlooked.
+        return true;
+    }
+    // Ordering: Acquire; reading `false` written by `leave_shared` (Release) makes that
+    // thread's shared section happen before this exclusive section.
+    if !registry
+        .iter()
+        .any(|flags| flags.busy.load(Ordering::Acquire))
+    {
+        return true;
+    }
+    // Some thread is inside a shared section (or entering one). Withdraw every prohibition
+    // while we wait for it: a thread that stays busy must not keep the others out of their
+    // shared sections (property 3 of §5.2.3: shared entry is refused only while a thread is
+    // *in* the exclusive section).
+    for flags in registry {
+        // Ordering: Relaxed; nothing was written under the prohibition.
+        flags.forbidden.store(false, Ordering::Relaxed);
+    }
+    false
 }
 
 impl Drop for Participant {
@@ -296,11 +319,21 @@ impl Drop for Participant {
         if self.exclusive.get() {
             self.leave_exclusive();
         }
-        debug_assert_eq!(
-            self.depth.get(),
-            0,
-            "participant dropped inside a shared section"
-        );
+        if self.depth.get() > 0 {
+            // Only a thread unwinding out of its shared section gets here (guards borrow the
+            // participant, so they are gone; a panic skipped a `leave_shared`).
+            debug_assert!(
+                std::thread::panicking(),
+                "participant dropped inside a shared section"
+            );
+            self.depth.set(0);
+            // Ordering: Release, as in `leave_shared`.
+            self.flags.busy.store(false, Ordering::Release);
+        }
+        if cfg!(loom) && std::thread::panicking() {
+            // A failing loom model unwinds; locking loom's mutex then would abort the report.
+            return;
+        }
         let protocol = &*self.protocol;
         protocol.mutex.lock();
         // SAFETY: the mutex is held until the unlock below.

@@ -50,35 +50,47 @@ impl RawMutex {
     }
 }
 
-/// The protocol's mutex under loom: a test-and-set lock on a loom atomic.
+/// The protocol's mutex under loom: a flag under a loom mutex, waited for on a loom condition
+/// variable. A waiter blocks instead of spinning: loom's scheduler is not fair to a thread
+/// that yields, so a spinning waiter could starve the holder and report a livelock that no
+/// real machine has.
 #[cfg(loom)]
 #[derive(Debug)]
-pub(crate) struct RawMutex(AtomicBool);
+pub(crate) struct RawMutex {
+    locked: loom::sync::Mutex<bool>,
+    unlocked: loom::sync::Condvar,
+}
 
 #[cfg(loom)]
 impl RawMutex {
     pub(crate) fn new() -> Self {
-        RawMutex(AtomicBool::new(false))
-    }
-
-    pub(crate) fn lock(&self) {
-        while !self.try_lock() {
-            spin_wait();
+        RawMutex {
+            locked: loom::sync::Mutex::new(false),
+            unlocked: loom::sync::Condvar::new(),
         }
     }
 
+    pub(crate) fn lock(&self) {
+        let mut locked = lock(&self.locked);
+        while *locked {
+            locked = self
+                .unlocked
+                .wait(locked)
+                .unwrap_or_else(|e| e.into_inner());
+        }
+        *locked = true;
+    }
+
     fn try_lock(&self) -> bool {
-        // Ordering: Acquire, so the holder sees the previous holder's writes.
-        self.0
-            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
-            .is_ok()
+        let mut locked = lock(&self.locked);
+        !std::mem::replace(&mut *locked, true)
     }
 
     /// # Safety
     /// The calling context must hold the lock.
     pub(crate) unsafe fn unlock(&self) {
-        // Ordering: Release, publishes the holder's writes to the next holder.
-        self.0.store(false, Ordering::Release);
+        *lock(&self.locked) = false;
+        self.unlocked.notify_one();
     }
 
     pub(crate) fn try_lock_for_a_while(&self) -> bool {

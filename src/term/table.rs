@@ -14,7 +14,11 @@ use crate::sync::shim::{self, AtomicPtr, Mutex, Ordering, UnsafeCell};
 use crate::sync::{BusyForbidden, SectionLock};
 
 /// Smallest number of buckets, and the fewest insertions between two garbage collections.
+#[cfg(not(loom))]
 const MIN_BUCKETS: usize = 1 << 12;
+/// Under loom every bucket is a modelled atomic: keep the table tiny.
+#[cfg(loom)]
+const MIN_BUCKETS: usize = 2;
 
 /// Something that holds terms without protecting them one by one (for example the explorer's
 /// state index) and reports them to the garbage collector.
