@@ -189,10 +189,13 @@ impl<'a> TermRef<'a> {
     #[inline]
     pub fn args(self) -> impl ExactSizeIterator<Item = TermRef<'a>> {
         let node = self.node();
-        let words: &'a [usize] = if node.symbol.is_int() {
-            &[]
-        } else {
-            node.payload()
+        // SAFETY: the first `arity` payload words are the arguments (an integer term has
+        // arity 0, so its value word is not included); they were initialised by `alloc`.
+        let words: &'a [usize] = unsafe {
+            std::slice::from_raw_parts(
+                (node as *const Node).add(1) as *const usize,
+                node.symbol.arity(),
+            )
         };
         words.iter().map(|&word| {
             // SAFETY: as in `arg`: arguments of a live term are live, non-null terms.
