@@ -64,3 +64,97 @@ fn every_example_loads_and_documents_its_verdicts() {
         }
     }
 }
+
+/// The states and transitions of N dining philosophers without a butler, enumerated directly:
+/// philosopher i is in local state 0..8 (thinks, sits, picks left, picks right, eats, puts
+/// right, puts left, gets up); fork i is held as a left fork in states 3..=6 of philosopher
+/// i and as a right fork in states 4..=5 of philosopher i-1.
+fn philosophers_by_enumeration(n: u32) -> (u64, u64) {
+    let get = |st: u32, i: u32| (st >> (3 * i)) & 7;
+    let holds_left = |s: u32| (3..=6).contains(&s);
+    let holds_right = |s: u32| (4..=5).contains(&s);
+    let mut seen = vec![false; 1usize << (3 * n)];
+    let mut stack = vec![0u32];
+    seen[0] = true;
+    let (mut states, mut transitions) = (1u64, 0u64);
+    while let Some(st) = stack.pop() {
+        for i in 0..n {
+            let s = get(st, i);
+            if s == 2 && holds_right(get(st, (i + n - 1) % n)) {
+                continue; // the left fork is the right fork of philosopher i-1
+            }
+            if s == 3 && holds_left(get(st, (i + 1) % n)) {
+                continue; // the right fork is the left fork of philosopher i+1
+            }
+            let next = (st & !(7 << (3 * i))) | (((s + 1) % 8) << (3 * i));
+            transitions += 1;
+            if !seen[next as usize] {
+                seen[next as usize] = true;
+                states += 1;
+                stack.push(next);
+            }
+        }
+    }
+    (states, transitions)
+}
+
+/// The state count the scaling model's header derives: a_N - 1 with a_N = 6 a_{N-1} +
+/// 8 a_{N-2}, a_0 = 2, a_1 = 6.
+fn philosophers_by_reasoning(n: u32) -> u64 {
+    let (mut a, mut b) = (2u64, 6u64);
+    for _ in 0..n {
+        (a, b) = (b, 6 * b + 8 * a);
+    }
+    a - 1
+}
+
+fn explore_scaling_model(n: u32, threads: usize) -> (u64, u64) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/scaling_philosophers.csp");
+    let text = std::fs::read_to_string(&path).expect("readable");
+    assert!(text.contains("\nN = 8\n"), "the model sets N = 8");
+    let text = text.replace("\nN = 8\n", &format!("\nN = {n}\n"));
+    let script = std::sync::Arc::new(
+        weft::csp::load_str("scaling.csp", &text, path.parent().expect("folder"))
+            .unwrap_or_else(|e| panic!("{e}")),
+    );
+    let process = script.process("SYSTEM", &[]).expect("SYSTEM");
+    let system = weft::csp::CspSystem::new(&script, &process).expect("system");
+    let opts = weft::explore::ExploreOptions {
+        threads,
+        ..Default::default()
+    };
+    let result = weft::explore::explore(&system, &opts);
+    assert!(system.take_error().is_none());
+    (result.stats.states, result.stats.transitions)
+}
+
+#[test]
+fn scaling_model_has_the_state_count_its_header_derives_small_n() {
+    for n in 2..=5 {
+        let (states, transitions) = philosophers_by_enumeration(n);
+        assert_eq!(states, philosophers_by_reasoning(n), "N = {n}");
+        assert_eq!(
+            explore_scaling_model(n, 2),
+            (states, transitions),
+            "N = {n}"
+        );
+    }
+}
+
+/// The bundled size (N = 8, 6.6 million states); run with `cargo test --release -- --ignored`.
+#[test]
+#[ignore = "explores 6.6 million states; run in release"]
+fn scaling_model_has_the_state_count_its_header_derives() {
+    let (states, transitions) = philosophers_by_enumeration(8);
+    assert_eq!(states, philosophers_by_reasoning(8));
+    assert!(states >= 5_000_000);
+    assert_eq!(
+        explore_scaling_model(8, num_cpus_or_two()),
+        (states, transitions)
+    );
+    println!("scaling model: {states} states, {transitions} transitions");
+}
+
+fn num_cpus_or_two() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get())
+}
