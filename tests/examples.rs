@@ -108,7 +108,8 @@ fn philosophers_by_reasoning(n: u32) -> u64 {
     a - 1
 }
 
-fn explore_scaling_model(n: u32, threads: usize) -> (u64, u64) {
+/// Explores the scaling model with `n` philosophers: (states, transitions, seconds).
+fn explore_scaling_model(n: u32, threads: usize) -> (u64, u64, f64) {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/scaling_philosophers.csp");
     let text = std::fs::read_to_string(&path).expect("readable");
     assert!(text.contains("\nN = 8\n"), "the model sets N = 8");
@@ -125,7 +126,11 @@ fn explore_scaling_model(n: u32, threads: usize) -> (u64, u64) {
     };
     let result = weft::explore::explore(&system, &opts);
     assert!(system.take_error().is_none());
-    (result.stats.states, result.stats.transitions)
+    (
+        result.stats.states,
+        result.stats.transitions,
+        result.stats.seconds,
+    )
 }
 
 #[test]
@@ -133,11 +138,8 @@ fn scaling_model_has_the_state_count_its_header_derives_small_n() {
     for n in 2..=5 {
         let (states, transitions) = philosophers_by_enumeration(n);
         assert_eq!(states, philosophers_by_reasoning(n), "N = {n}");
-        assert_eq!(
-            explore_scaling_model(n, 2),
-            (states, transitions),
-            "N = {n}"
-        );
+        let (s, t, _) = explore_scaling_model(n, 2);
+        assert_eq!((s, t), (states, transitions), "N = {n}");
     }
 }
 
@@ -148,11 +150,15 @@ fn scaling_model_has_the_state_count_its_header_derives() {
     let (states, transitions) = philosophers_by_enumeration(8);
     assert_eq!(states, philosophers_by_reasoning(8));
     assert!(states >= 5_000_000);
-    assert_eq!(
-        explore_scaling_model(8, num_cpus_or_two()),
-        (states, transitions)
-    );
-    println!("scaling model: {states} states, {transitions} transitions");
+    for threads in [1, num_cpus_or_two()] {
+        let (s, t, seconds) = explore_scaling_model(8, threads);
+        assert_eq!((s, t), (states, transitions));
+        println!(
+            "scaling model: {states} states, {transitions} transitions; {threads} threads: \
+             {seconds:.2} s, {:.0} states/s",
+            states as f64 / seconds
+        );
+    }
 }
 
 fn num_cpus_or_two() -> usize {
