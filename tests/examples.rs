@@ -150,7 +150,15 @@ fn scaling_model_has_the_state_count_its_header_derives() {
     let (states, transitions) = philosophers_by_enumeration(8);
     assert_eq!(states, philosophers_by_reasoning(8));
     assert!(states >= 5_000_000);
-    for threads in [1, num_cpus_or_two()] {
+    // `WEFT_SCALING_THREADS=1,2,4` chooses the thread counts (default: 1 and all cores).
+    let counts: Vec<usize> = match std::env::var("WEFT_SCALING_THREADS") {
+        Ok(list) => list
+            .split(',')
+            .map(|t| t.trim().parse().expect("a thread count"))
+            .collect(),
+        Err(_) => vec![1, num_cpus_or_two()],
+    };
+    for threads in counts {
         let (s, t, seconds) = explore_scaling_model(8, threads);
         assert_eq!((s, t), (states, transitions));
         println!(
