@@ -69,6 +69,7 @@ fn bundled_examples_give_their_documented_verdicts() {
         "bounded_buffer.csp",
         "mutual_exclusion.csp",
         "busy_forbidden.csp",
+        "alternating_bit.csp",
     ] {
         let path = example(name);
         let (code, assertions) = check_json(&path, 2);

@@ -31,6 +31,7 @@ fn every_example_loads_and_documents_its_verdicts() {
         "bounded_buffer.csp",
         "mutual_exclusion.csp",
         "busy_forbidden.csp",
+        "alternating_bit.csp",
         "scaling_philosophers.csp",
     ] {
         assert!(names.iter().any(|n| n == wanted), "missing {wanted}");
