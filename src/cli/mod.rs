@@ -5,6 +5,7 @@
 
 use clap::{Parser, Subcommand};
 
+mod check;
 mod explore;
 mod info;
 mod progress;
@@ -13,7 +14,6 @@ mod refines;
 /// Exit code when the checked property holds (or the command succeeded).
 pub const EXIT_HOLDS: i32 = 0;
 /// Exit code when the checked property does not hold.
-#[allow(dead_code)] // used by the checking subcommands
 pub const EXIT_FAILS: i32 = 1;
 /// Exit code on any error (bad input, I/O, limits).
 pub const EXIT_ERROR: i32 = 2;
@@ -36,6 +36,8 @@ enum Command {
     Info(info::InfoArgs),
     /// Generate the state space of a model with the parallel breadth-first explorer.
     Explore(explore::ExploreArgs),
+    /// Check every assertion of a CSPm script, in order (exit 0 all hold, 1 one fails, 2 error).
+    Check(check::CheckArgs),
     /// Check that IMPL refines SPEC (FDR's `assert SPEC [FD= IMPL`; exit 0 holds, 1 not, 2 error).
     Refines(refines::RefinesArgs),
 }
@@ -58,6 +60,7 @@ pub fn run() -> i32 {
         Command::Info(args) => info::run(&args),
         Command::Explore(args) => explore::run(&args),
         Command::Refines(args) => refines::run(args),
+        Command::Check(args) => check::run(&args),
     };
     match result {
         Ok(code) => code,

@@ -8,10 +8,15 @@ pub mod ast;
 pub mod check;
 pub mod error;
 pub mod eval;
+pub mod labels;
 pub mod lexer;
+mod network;
 pub mod parser;
 pub mod pretty;
+mod semantics;
 pub mod source;
+mod system;
+mod terms;
 pub mod value;
 
 pub use error::{CspError, ErrorKind};
@@ -19,7 +24,10 @@ pub use eval::{
     load_script, load_str, set_thread_stack_budget, Assertion, AssertionCheck, EventTable,
     FieldSet, Note, Script,
 };
+pub use labels::TICK;
 pub use source::{Location, SourceMap, Span};
+pub use system::{CspState, CspSystem};
+pub use terms::MAX_NESTING;
 pub use value::{
     Binding, Call, EventRelation, EventSet, Func, PrefixClosure, Proc, ProcNode, Target, Value,
 };

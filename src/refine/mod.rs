@@ -29,6 +29,7 @@
 mod antichain;
 mod engine;
 mod normal;
+pub mod properties;
 pub mod replay;
 
 use serde::Serialize;

@@ -7,7 +7,7 @@ use std::ptr::NonNull;
 use std::sync::atomic::Ordering as StdOrdering;
 use std::sync::Arc;
 
-use super::node::{Node, TermRef};
+use super::node::{Node, TermId, TermRef};
 use super::symbol::Symbol;
 use super::table::{ProtectionSet, TermTable};
 use crate::sync::shim::{self, AtomicPtr, Ordering, UnsafeCell};
@@ -260,6 +260,57 @@ impl<L: SectionLock> Drop for TermThread<L> {
 /// [`TermThread::shared_section`]).
 pub struct SharedSection<'t, L: SectionLock = BusyForbidden> {
     thread: &'t TermThread<L>,
+}
+
+impl<'t, L: SectionLock> SharedSection<'t, L> {
+    /// The term `symbol(args)`, found or inserted, *without* protecting it: it stays valid
+    /// while this section lasts (no collection can run meanwhile). The second component is true
+    /// when this call inserted the term (it was not in the table). Callers that keep the term
+    /// past the section must store it in a registered [`RootSet`](super::RootSet) before the
+    /// section ends. Panics if the number of arguments differs from the symbol's arity.
+    #[inline]
+    pub fn create(&self, symbol: Symbol, args: &[TermRef<'_>]) -> (TermRef<'_>, bool) {
+        assert_eq!(
+            symbol.arity(),
+            args.len(),
+            "{} takes {} arguments",
+            symbol.name(),
+            symbol.arity()
+        );
+        assert!(!symbol.is_int(), "integer terms are made with `int`");
+        // SAFETY: `TermRef` is `repr(transparent)` over `NonNull<Node>`, which has the size and
+        // alignment of `usize`; the payload of a term is its arguments' addresses.
+        let payload =
+            unsafe { std::slice::from_raw_parts(args.as_ptr() as *const usize, args.len()) };
+        let (node, found) = self.thread.table.find_or_insert(symbol, payload);
+        self.thread.count_creation(found);
+        // SAFETY: the node is published; no collection runs before this section ends, and the
+        // reference borrows the section.
+        (unsafe { TermRef::from_node(node) }, !found)
+    }
+
+    /// The integer term `value`, unprotected, valid while this section lasts.
+    #[inline]
+    pub fn int(&self, value: i64) -> TermRef<'_> {
+        let (node, found) = self
+            .thread
+            .table
+            .find_or_insert(Symbol::int(), &[value as usize]);
+        self.thread.count_creation(found);
+        // SAFETY: as in `create`.
+        unsafe { TermRef::from_node(node) }
+    }
+
+    /// The term `id` stands for, borrowed for this section.
+    ///
+    /// # Safety
+    /// The term must be alive when the section starts: protected by some thread, or held by a
+    /// registered root set (and not yet collected). It then stays alive for the section.
+    #[inline]
+    pub unsafe fn term(&self, id: TermId) -> TermRef<'_> {
+        // SAFETY: forwarded from the caller; no collection runs during the section.
+        unsafe { id.get() }
+    }
 }
 
 impl<L: SectionLock> Drop for SharedSection<'_, L> {

@@ -7,6 +7,8 @@ use std::path::PathBuf;
 
 use weft::csp::{CspError, Proc, ProcNode, Script};
 
+pub mod failures_oracle;
+
 /// The shared test corpus: `$WEFT_CORPUS` if set, else `<crate>/../shared/corpus`, else
 /// `/work/shared/corpus`.
 pub fn corpus_dir() -> PathBuf {

@@ -1,0 +1,398 @@
+//! Networks: the static operators (`[|A|]`, `[A||B]`, `|||`, `\`, `[[R]]`, `[a <-> b]`) over
+//! sequential leaves, and their firing rules as combinations of the leaves' transitions.
+//!
+//! As FDR does, the semantics computes each leaf's transitions once (memoised by term) and, per
+//! state of the network, combines them: a [`NetNode`] tree holds the operators with their sets
+//! and relations precompiled to label tables, and [`combine`] turns the leaves' moves into the
+//! network's moves, each a label and the leaves it changes. ✓ synchronises: a network
+//! terminates (one ✓, to Ω) only when every leaf can.
+
+use std::sync::Arc;
+
+use crate::term::{TermId, TermRef};
+use crate::ts::{Label, TAU};
+
+use super::labels::{Alphabets, LabelSet, LinkMap, RenameMap, TICK};
+use super::terms::{int_arg, Encoding, Op};
+use super::value::{EventRelation, EventSet, Proc, ProcNode};
+
+/// A node of a network. Operator nodes hold their intern-table entries (the CSPm value, for
+/// printing, and its label table).
+#[derive(Debug)]
+pub(crate) enum NetNode {
+    /// Leaf number `i` of the network's state.
+    Leaf(u32),
+    /// Generalised parallel; `|||` has no sync set.
+    Parallel {
+        sync: Option<Arc<(EventSet, LabelSet)>>,
+        children: Vec<NetNode>,
+        /// Children 1.. (those that join a sync move started by child 0).
+        rest: Box<[u32]>,
+    },
+    AlphaParallel {
+        alphabets: Arc<(Vec<EventSet>, Alphabets)>,
+        children: Vec<NetNode>,
+    },
+    Hide {
+        set: Arc<(EventSet, LabelSet)>,
+        child: Box<NetNode>,
+    },
+    Rename {
+        map: Arc<(EventRelation, RenameMap)>,
+        child: Box<NetNode>,
+    },
+    Link {
+        map: Arc<(EventRelation, LinkMap)>,
+        left: Box<NetNode>,
+        right: Box<NetNode>,
+    },
+}
+
+impl NetNode {
+    /// The network of term `t`: static operators become nodes (down to depth `depth`, all of
+    /// them for `u32::MAX`) and every other subterm a leaf, appended to `leaves`.
+    pub(crate) fn compile<'s>(
+        enc: &Encoding,
+        t: TermRef<'s>,
+        depth: u32,
+        leaves: &mut Vec<TermRef<'s>>,
+    ) -> NetNode {
+        let op = Op::of(t);
+        if depth == 0 || !op.is_static() {
+            leaves.push(t);
+            return NetNode::Leaf(leaves.len() as u32 - 1);
+        }
+        let sub = |leaves: &mut Vec<TermRef<'s>>, i: usize| {
+            Box::new(NetNode::compile(enc, t.arg(i), depth - 1, leaves))
+        };
+        let many = |leaves: &mut Vec<TermRef<'s>>, from: usize| -> Vec<NetNode> {
+            t.args()
+                .skip(from)
+                .map(|a| NetNode::compile(enc, a, depth - 1, leaves))
+                .collect()
+        };
+        let parallel = |sync, children: Vec<NetNode>| NetNode::Parallel {
+            sync,
+            rest: (1..children.len() as u32).collect(),
+            children,
+        };
+        match op {
+            Op::Interleave => parallel(None, many(leaves, 0)),
+            Op::Parallel => parallel(Some(enc.sets.get(int_arg(t, 0))), many(leaves, 1)),
+            Op::AlphaParallel => NetNode::AlphaParallel {
+                alphabets: enc.alphabets.get(int_arg(t, 0)),
+                children: many(leaves, 1),
+            },
+            Op::Hide => NetNode::Hide {
+                set: enc.sets.get(int_arg(t, 1)),
+                child: sub(leaves, 0),
+            },
+            Op::Rename => NetNode::Rename {
+                map: enc.renamings.get(int_arg(t, 1)),
+                child: sub(leaves, 0),
+            },
+            Op::Link => {
+                let left = sub(leaves, 0);
+                NetNode::Link {
+                    map: enc.links.get(int_arg(t, 1)),
+                    left,
+                    right: sub(leaves, 2),
+                }
+            }
+            _ => unreachable!("not a static operator"),
+        }
+    }
+
+    /// The process of this network with leaf `i` standing for `leaves[i]`.
+    pub(crate) fn to_proc(&self, leaves: &[Proc]) -> Proc {
+        let node = match self {
+            NetNode::Leaf(i) => return leaves[*i as usize].clone(),
+            NetNode::Parallel {
+                sync: None,
+                children,
+                ..
+            } => ProcNode::Interleave(children.iter().map(|c| c.to_proc(leaves)).collect()),
+            NetNode::Parallel {
+                sync: Some(set),
+                children,
+                ..
+            } => ProcNode::Parallel(
+                set.0.clone(),
+                children.iter().map(|c| c.to_proc(leaves)).collect(),
+            ),
+            NetNode::AlphaParallel {
+                alphabets,
+                children,
+            } => ProcNode::AlphaParallel(
+                alphabets
+                    .0
+                    .iter()
+                    .cloned()
+                    .zip(children.iter().map(|c| c.to_proc(leaves)))
+                    .collect(),
+            ),
+            NetNode::Hide { set, child } => ProcNode::Hide(child.to_proc(leaves), set.0.clone()),
+            NetNode::Rename { map, child } => {
+                ProcNode::Rename(child.to_proc(leaves), map.0.clone())
+            }
+            NetNode::Link { map, left, right } => {
+                ProcNode::Link(left.to_proc(leaves), map.0.clone(), right.to_proc(leaves))
+            }
+        };
+        Proc::new(node)
+    }
+}
+
+/// A move of a (sub)network: its label and the leaves it changes, `updates[start..start+len]`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Move {
+    pub(crate) label: Label,
+    pub(crate) start: u32,
+    pub(crate) len: u32,
+}
+
+/// The transitions of the leaves of one state: leaf `i`'s are `flat[spans[i].0..][..spans[i].1]`.
+#[derive(Default)]
+pub(crate) struct LeafMoves {
+    pub(crate) flat: Vec<(Label, TermId)>,
+    pub(crate) spans: Vec<(u32, u32)>,
+}
+
+impl LeafMoves {
+    #[inline]
+    fn of(&self, leaf: u32) -> &[(Label, TermId)] {
+        let (start, len) = self.spans[leaf as usize];
+        &self.flat[start as usize..(start + len) as usize]
+    }
+}
+
+/// Reusable buffers of [`combine`].
+#[derive(Default)]
+pub(crate) struct Scratch {
+    /// The moves; after [`combine`], those of the network.
+    pub(crate) moves: Vec<Move>,
+    /// (leaf, new leaf term) pairs the moves point into.
+    pub(crate) updates: Vec<(u32, TermId)>,
+    /// Boundaries of the children's moves, a stack.
+    bounds: Vec<u32>,
+    /// Cursors of the sync enumeration.
+    cursors: Vec<u32>,
+}
+
+impl Scratch {
+    pub(crate) fn clear(&mut self) {
+        self.moves.clear();
+        self.updates.clear();
+        self.bounds.clear();
+    }
+}
+
+#[inline]
+fn is_synchronised(sync: &Option<Arc<(EventSet, LabelSet)>>, l: Label) -> bool {
+    l == TICK || (l != TAU && sync.as_ref().is_some_and(|s| s.1.contains(l)))
+}
+
+/// Appends to `s.moves` the moves of `node` given its leaves' transitions.
+pub(crate) fn combine(node: &NetNode, leaves: &LeafMoves, s: &mut Scratch) {
+    match node {
+        NetNode::Leaf(i) => {
+            for &(label, target) in leaves.of(*i) {
+                let start = s.updates.len() as u32;
+                s.updates.push((*i, target));
+                s.moves.push(Move {
+                    label,
+                    start,
+                    len: 1,
+                });
+            }
+        }
+        NetNode::Hide { set, child, .. } => {
+            let from = s.moves.len();
+            combine(child, leaves, s);
+            for m in &mut s.moves[from..] {
+                if m.label != TICK && set.1.contains(m.label) {
+                    m.label = TAU;
+                }
+            }
+        }
+        NetNode::Rename { map, child, .. } => {
+            let from = s.moves.len();
+            combine(child, leaves, s);
+            let to = s.moves.len();
+            for i in from..to {
+                let m = s.moves[i];
+                for &image in map.1.images(m.label) {
+                    s.moves.push(Move { label: image, ..m });
+                }
+            }
+            s.moves.drain(from..to);
+        }
+        NetNode::Parallel {
+            sync,
+            children,
+            rest,
+        } => {
+            let (from, bs) = children_moves(children.iter(), leaves, s);
+            let to = s.moves.len();
+            for c in 0..children.len() {
+                for i in s.bounds[bs + c]..s.bounds[bs + c + 1] {
+                    let m = s.moves[i as usize];
+                    if !is_synchronised(sync, m.label) {
+                        s.moves.push(m);
+                    }
+                }
+            }
+            for i in s.bounds[bs]..s.bounds[bs + 1] {
+                let m = s.moves[i as usize];
+                if is_synchronised(sync, m.label) {
+                    sync_moves(s, m.label, m.label, m, bs, rest);
+                }
+            }
+            s.moves.drain(from..to);
+            s.bounds.truncate(bs);
+        }
+        NetNode::AlphaParallel {
+            alphabets,
+            children,
+        } => {
+            let alphabets = &alphabets.1;
+            let (from, bs) = children_moves(children.iter(), leaves, s);
+            let to = s.moves.len();
+            for c in 0..children.len() {
+                for i in s.bounds[bs + c]..s.bounds[bs + c + 1] {
+                    let m = s.moves[i as usize];
+                    match m.label {
+                        TAU => s.moves.push(m),
+                        TICK => {
+                            if c == 0 {
+                                sync_moves(s, TICK, TICK, m, bs, &alphabets.everyone[1..]);
+                            }
+                        }
+                        l => {
+                            if !alphabets.sets[c].contains(l) {
+                                continue;
+                            }
+                            let who = &alphabets.participants[l as usize];
+                            if who[0] as usize == c {
+                                sync_moves(s, l, l, m, bs, &who[1..]);
+                            }
+                        }
+                    }
+                }
+            }
+            s.moves.drain(from..to);
+            s.bounds.truncate(bs);
+        }
+        NetNode::Link { map, left, right } => {
+            let map = &map.1;
+            let (from, bs) = children_moves([&**left, &**right].into_iter(), leaves, s);
+            let to = s.moves.len();
+            for i in s.bounds[bs]..s.bounds[bs + 1] {
+                let m = s.moves[i as usize];
+                match m.label {
+                    TAU => s.moves.push(m),
+                    TICK => sync_moves(s, TICK, TICK, m, bs, &[1]),
+                    l if map.left.contains(l) => {
+                        for r in map.partners(l) {
+                            sync_moves(s, r, TAU, m, bs, &[1]);
+                        }
+                    }
+                    _ => s.moves.push(m),
+                }
+            }
+            for i in s.bounds[bs + 1]..s.bounds[bs + 2] {
+                let m = s.moves[i as usize];
+                if m.label != TICK && (m.label == TAU || !map.right.contains(m.label)) {
+                    s.moves.push(m);
+                }
+            }
+            s.moves.drain(from..to);
+            s.bounds.truncate(bs);
+        }
+    }
+}
+
+/// Combines the children in order; returns where their moves start and where their
+/// boundaries start in `s.bounds` (child `c`'s moves are `bounds[bs + c]..bounds[bs + c + 1]`).
+fn children_moves<'n>(
+    children: impl Iterator<Item = &'n NetNode>,
+    leaves: &LeafMoves,
+    s: &mut Scratch,
+) -> (usize, usize) {
+    let from = s.moves.len();
+    let bs = s.bounds.len();
+    s.bounds.push(from as u32);
+    for child in children {
+        combine(child, leaves, s);
+        let end = s.moves.len() as u32;
+        s.bounds.push(end);
+    }
+    // `combine` of a child truncates `bounds` back to where it found it, so the boundaries
+    // pushed here stay in place.
+    (from, bs)
+}
+
+/// Appends a move labelled `out` for every way of choosing, for each child in `others`, one of
+/// its moves labelled `wanted`, together with `first`.
+fn sync_moves(s: &mut Scratch, wanted: Label, out: Label, first: Move, bs: usize, others: &[u32]) {
+    let range = |s: &Scratch, j: usize| {
+        let c = others[j] as usize;
+        (s.bounds[bs + c], s.bounds[bs + c + 1])
+    };
+    let k = others.len();
+    if k == 0 {
+        push_combined(s, out, first, 0);
+        return;
+    }
+    let base = s.cursors.len();
+    s.cursors.resize(base + k, 0);
+    let mut j = 0;
+    s.cursors[base] = range(s, 0).0;
+    loop {
+        let (_, end) = range(s, j);
+        let mut c = s.cursors[base + j];
+        while c < end && s.moves[c as usize].label != wanted {
+            c += 1;
+        }
+        if c < end {
+            s.cursors[base + j] = c;
+            if j + 1 == k {
+                push_combined(s, out, first, base);
+                s.cursors[base + j] = c + 1;
+            } else {
+                j += 1;
+                s.cursors[base + j] = range(s, j).0;
+            }
+        } else if j == 0 {
+            break;
+        } else {
+            j -= 1;
+            s.cursors[base + j] += 1;
+        }
+    }
+    s.cursors.truncate(base);
+}
+
+/// Pushes the move `out` made of `first` and the moves at `s.cursors[base..]`.
+fn push_combined(s: &mut Scratch, out: Label, first: Move, base: usize) {
+    let start = s.updates.len() as u32;
+    if out != TICK {
+        let push_updates = |s: &mut Scratch, m: Move| {
+            for u in m.start..m.start + m.len {
+                let upd = s.updates[u as usize];
+                s.updates.push(upd);
+            }
+        };
+        push_updates(s, first);
+        for i in base..s.cursors.len() {
+            let m = s.moves[s.cursors[i] as usize];
+            push_updates(s, m);
+        }
+    }
+    let len = s.updates.len() as u32 - start;
+    s.moves.push(Move {
+        label: out,
+        start,
+        len,
+    });
+}

@@ -1,0 +1,240 @@
+//! CSP's firing rules (Roscoe's structured operational semantics) on process terms, memoised
+//! by term address.
+//!
+//! - `STOP` and Ω have no transitions; `SKIP -✓-> Ω`; a prefix fires its events.
+//! - `P [] Q`: a tau of a side keeps the choice (`P [] Q -τ-> P' [] Q`); a visible event or ✓
+//!   resolves it.
+//! - `P |~| Q -τ-> P` and `-τ-> Q`.
+//! - `P ; Q`: `P`'s ✓ becomes a tau to `Q`; its other moves keep `; Q`.
+//! - `P /\ Q`: `P`'s moves keep the interrupt, except its ✓, which ends it; `Q`'s tau keeps it,
+//!   `Q`'s visible events and ✓ resolve it to `Q`'s continuation.
+//! - `P [> Q`: `P`'s visible events and ✓ resolve it, `P`'s tau keeps it, and a tau moves to `Q`.
+//! - The static operators (parallels, hiding, renaming, linking) are the rules of a network
+//!   (`network.rs`) whose leaves are the operands.
+
+use std::sync::Arc;
+
+use dashmap::DashMap;
+
+use crate::hash::WordBuildHasher;
+use crate::term::{TermId, TermRef};
+use crate::ts::{Label, TAU};
+
+use super::error::{CspError, ErrorKind};
+use super::labels::{label_of, TICK};
+use super::network::{combine, LeafMoves, NetNode, Scratch};
+use super::terms::{int_arg, term, BuildPath, Encoding, Op, Section, MAX_NESTING};
+
+/// The transitions of a term: (label, target) pairs, sorted and without duplicates.
+pub(crate) type Moves = Arc<[(Label, TermId)]>;
+
+/// The semantics of one system: its encoding and the memo of transitions by term.
+pub(crate) struct Semantics {
+    pub(crate) enc: Encoding,
+    /// Transitions of every term fired so far (part of the system's root set).
+    memo: DashMap<TermId, Moves, WordBuildHasher>,
+}
+
+/// Sorts transitions by label then target address and removes duplicates.
+pub(crate) fn sort_moves(moves: &mut Vec<(Label, TermId)>) {
+    moves.sort_unstable_by_key(|&(l, t)| (l, t.addr()));
+    moves.dedup();
+}
+
+impl Semantics {
+    pub(crate) fn new(enc: Encoding) -> Semantics {
+        Semantics {
+            enc,
+            memo: DashMap::with_hasher(Default::default()),
+        }
+    }
+
+    /// Calls `visit` on every term the memo tables hold.
+    pub(crate) fn for_each_term(&self, visit: &mut dyn FnMut(TermId)) {
+        for e in self.memo.iter() {
+            visit(*e.key());
+            for &(_, t) in e.value().iter() {
+                visit(t);
+            }
+        }
+        self.enc.for_each_term(visit);
+    }
+
+    /// Number of terms whose transitions are memoised.
+    pub(crate) fn memo_len(&self) -> usize {
+        self.memo.len()
+    }
+
+    /// The transitions of `t` (computed once per term).
+    pub(crate) fn transitions<'s>(
+        &self,
+        sec: &'s Section<'_>,
+        t: TermRef<'s>,
+        depth: u32,
+    ) -> Result<Moves, CspError> {
+        if let Some(m) = self.memo.get(&t.id()) {
+            return Ok(m.clone());
+        }
+        if depth >= MAX_NESTING {
+            return Err(CspError::unpositioned(
+                ErrorKind::Limit,
+                format!("a process term is nested more than {MAX_NESTING} operators deep"),
+            ));
+        }
+        let mut out = Vec::new();
+        self.fire(sec, t, depth + 1, &mut out)?;
+        sort_moves(&mut out);
+        let moves: Moves = out.into();
+        // Inserted inside the section: the targets are kept from now on.
+        self.memo.insert(t.id(), moves.clone());
+        Ok(moves)
+    }
+
+    fn fire<'s>(
+        &self,
+        sec: &'s Section<'_>,
+        t: TermRef<'s>,
+        depth: u32,
+        out: &mut Vec<(Label, TermId)>,
+    ) -> Result<(), CspError> {
+        let enc = &self.enc;
+        let op = Op::of(t);
+        let rebuild = |i: usize, with: TermRef<'_>| -> TermId {
+            let mut args: Vec<TermRef<'_>> = t.args().collect();
+            args[i] = with;
+            sec.create(t.symbol(), &args).0.id()
+        };
+        match op {
+            Op::Stop | Op::Omega => {}
+            Op::Skip => out.push((TICK, enc.omega(sec).id())),
+            Op::Prefix => {
+                let closure = enc.prefixes.get(int_arg(t, 0));
+                let script = &enc.script;
+                let table = script.events()?;
+                for (event, next) in script.prefix_transitions(&closure.0)? {
+                    let label = label_of(script, table, &event)?;
+                    let next = enc.build(sec, &next, &mut BuildPath::default())?;
+                    out.push((label, next.id()));
+                }
+            }
+            Op::Lazy => {
+                // Not a state (lazy terms sit only at inactive positions); fire its active form.
+                let active = enc.activate_lazy(sec, t)?;
+                out.extend(self.transitions(sec, active, depth)?.iter().copied());
+            }
+            Op::Ext => {
+                for (i, p) in t.args().enumerate() {
+                    for &(l, next) in self.transitions(sec, p, depth)?.iter() {
+                        if l == TAU {
+                            out.push((TAU, rebuild(i, term(sec, next))));
+                        } else {
+                            out.push((l, next));
+                        }
+                    }
+                }
+            }
+            Op::Int => {
+                for branch in t.args() {
+                    out.push((TAU, enc.activate_lazy(sec, branch)?.id()));
+                }
+            }
+            Op::Seq => {
+                for &(l, next) in self.transitions(sec, t.arg(0), depth)?.iter() {
+                    if l == TICK {
+                        out.push((TAU, enc.activate_lazy(sec, t.arg(1))?.id()));
+                    } else {
+                        out.push((l, rebuild(0, term(sec, next))));
+                    }
+                }
+            }
+            Op::Interrupt => {
+                for &(l, next) in self.transitions(sec, t.arg(0), depth)?.iter() {
+                    if l == TICK {
+                        out.push((TICK, next));
+                    } else {
+                        out.push((l, rebuild(0, term(sec, next))));
+                    }
+                }
+                for &(l, next) in self.transitions(sec, t.arg(1), depth)?.iter() {
+                    if l == TAU {
+                        out.push((TAU, rebuild(1, term(sec, next))));
+                    } else {
+                        out.push((l, next));
+                    }
+                }
+            }
+            Op::Timeout => {
+                for &(l, next) in self.transitions(sec, t.arg(0), depth)?.iter() {
+                    if l == TAU {
+                        out.push((TAU, rebuild(0, term(sec, next))));
+                    } else {
+                        out.push((l, next));
+                    }
+                }
+                out.push((TAU, enc.activate_lazy(sec, t.arg(1))?.id()));
+            }
+            Op::Interleave
+            | Op::Parallel
+            | Op::AlphaParallel
+            | Op::Hide
+            | Op::Rename
+            | Op::Link => self.fire_static(sec, t, op, depth, out)?,
+            Op::Net => {
+                return Err(CspError::unpositioned(
+                    ErrorKind::Eval,
+                    "internal error: a network state of another system",
+                ))
+            }
+        }
+        Ok(())
+    }
+
+    /// A static operator: the network of depth one over its operands.
+    fn fire_static<'s>(
+        &self,
+        sec: &'s Section<'_>,
+        t: TermRef<'s>,
+        op: Op,
+        depth: u32,
+        out: &mut Vec<(Label, TermId)>,
+    ) -> Result<(), CspError> {
+        let mut leaves = Vec::new();
+        let net = NetNode::compile(&self.enc, t, 1, &mut leaves);
+        let positions = process_positions(op, t.arity());
+        let mut moves = LeafMoves::default();
+        for &leaf in &leaves {
+            let m = self.transitions(sec, leaf, depth)?;
+            moves.spans.push((moves.flat.len() as u32, m.len() as u32));
+            moves.flat.extend_from_slice(&m);
+        }
+        let mut scratch = Scratch::default();
+        combine(&net, &moves, &mut scratch);
+        let mut args: Vec<TermRef<'s>> = t.args().collect();
+        for m in &scratch.moves {
+            if m.label == TICK {
+                out.push((TICK, self.enc.omega(sec).id()));
+                continue;
+            }
+            for &(leaf, next) in &scratch.updates[m.start as usize..(m.start + m.len) as usize] {
+                args[positions[leaf as usize]] = term(sec, next);
+            }
+            out.push((m.label, sec.create(t.symbol(), &args).0.id()));
+            for &(leaf, _) in &scratch.updates[m.start as usize..(m.start + m.len) as usize] {
+                let p = positions[leaf as usize];
+                args[p] = t.arg(p);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The argument positions of the operands of a static operator, in leaf order.
+fn process_positions(op: Op, arity: usize) -> Vec<usize> {
+    match op {
+        Op::Interleave => (0..arity).collect(),
+        Op::Parallel | Op::AlphaParallel => (1..arity).collect(),
+        Op::Hide | Op::Rename => vec![0],
+        Op::Link => vec![0, 2],
+        _ => Vec::new(),
+    }
+}

@@ -1,0 +1,444 @@
+//! Process states as terms of the term library, and back.
+//!
+//! Operators are function symbols (`[]`/n, `|~|`/n, `;`/2, ...). What is not a process is an
+//! integer argument numbering an entry of a per-system intern table: a prefix closure
+//! (`prefix(k)`), an event set (`[|A|]`), a renaming or link relation, the alphabets of an
+//! alphabetised parallel. Equal [`Proc`]s therefore give one term.
+//!
+//! States are *normalised*: a call at an active position (the top of the process, a
+//! component of a choice, a parallel, a hiding, the left of `;`, both sides of `/\`, the left
+//! of `[>`) is unfolded, so a [`Call`] is never a state. Positions that are not active yet (the
+//! branches of `|~|`, the right of `;` and of `[>`) keep the process unevaluated as
+//! `lazy(k)`, activated when a tau makes it active; so `P = a -> SKIP ; P` or
+//! `P = STOP |~| P` are fine, while an unguarded recursion such as `P = P [] a -> STOP` is
+//! reported as an error instead of looping.
+
+use std::hash::Hash;
+use std::sync::{Arc, OnceLock};
+
+use dashmap::DashMap;
+use parking_lot::RwLock;
+
+use crate::term::{SharedSection, Symbol, TermId, TermRef};
+
+use super::error::{CspError, ErrorKind};
+use super::eval::Script;
+use super::labels::{Alphabets, LabelSet, LinkMap, RenameMap, FIRST_EVENT};
+use super::value::{EventRelation, EventSet, PrefixClosure, Proc, ProcNode};
+
+/// Deepest nesting of process operators followed when building or firing a term.
+pub const MAX_NESTING: u32 = 2000;
+
+/// The shared section every term operation of the semantics runs in.
+pub(crate) type Section<'t> = SharedSection<'t>;
+
+/// The term `id` stands for, borrowed for the section.
+#[inline]
+pub(crate) fn term<'s>(sec: &'s Section<'_>, id: TermId) -> TermRef<'s> {
+    // SAFETY: every `TermId` the semantics holds is held by its system's root set (the memo
+    // tables and the pinned states, see `system.rs`), which lives as long as the system; and
+    // during the section no collection runs.
+    unsafe { sec.term(id) }
+}
+
+/// The operator of a term.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Op {
+    Stop,
+    Skip,
+    /// The terminated process Ω (after ✓).
+    Omega,
+    /// `prefix(k)`: prefix closure `k`.
+    Prefix,
+    /// `lazy(k)`: the unevaluated process `k` at a position that is not active yet.
+    Lazy,
+    Ext,
+    Int,
+    Interleave,
+    /// `[|A|](k, P1, ..., Pn)`
+    Parallel,
+    /// `[A||B](k, P1, ..., Pn)`
+    AlphaParallel,
+    /// `;(P, lazy)`
+    Seq,
+    /// `\(P, k)`
+    Hide,
+    /// `[[R]](P, k)`
+    Rename,
+    /// `[<->](P, k, Q)`
+    Link,
+    /// `/\(P, Q)`
+    Interrupt,
+    /// `[>(P, lazy)`
+    Timeout,
+    /// A network state of a system (see `network.rs`).
+    Net,
+}
+
+const NAMES: [(&str, Op); 16] = [
+    ("STOP", Op::Stop),
+    ("SKIP", Op::Skip),
+    ("Ω", Op::Omega),
+    ("prefix", Op::Prefix),
+    ("lazy", Op::Lazy),
+    ("[]", Op::Ext),
+    ("|~|", Op::Int),
+    ("|||", Op::Interleave),
+    ("[|A|]", Op::Parallel),
+    ("[A||B]", Op::AlphaParallel),
+    (";", Op::Seq),
+    ("\\", Op::Hide),
+    ("[[R]]", Op::Rename),
+    ("[<->]", Op::Link),
+    ("/\\", Op::Interrupt),
+    ("[>", Op::Timeout),
+];
+
+impl Op {
+    /// The operator of `t` (integer terms are not processes and never asked).
+    pub(crate) fn of(t: TermRef<'_>) -> Op {
+        let name = t.symbol().name();
+        NAMES
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, op)| *op)
+            .unwrap_or(Op::Net)
+    }
+
+    fn name(self) -> &'static str {
+        NAMES
+            .iter()
+            .find(|(_, op)| *op == self)
+            .map(|(n, _)| *n)
+            .unwrap_or("net")
+    }
+
+    /// The symbol of this operator with `arity` arguments.
+    pub(crate) fn symbol(self, arity: usize) -> Symbol {
+        Symbol::new(self.name(), arity)
+    }
+
+    /// True for the static operators: those that keep their shape under transitions (a
+    /// network's nodes).
+    pub(crate) fn is_static(self) -> bool {
+        matches!(
+            self,
+            Op::Interleave | Op::Parallel | Op::AlphaParallel | Op::Hide | Op::Rename | Op::Link
+        )
+    }
+}
+
+/// A table numbering distinct values of `K`, each with data `V` computed once.
+pub(crate) struct Interned<K, V> {
+    index: DashMap<K, u32>,
+    items: RwLock<Vec<Arc<(K, V)>>>,
+}
+
+impl<K: Clone + Eq + Hash, V> Interned<K, V> {
+    fn new() -> Self {
+        Interned {
+            index: DashMap::new(),
+            items: RwLock::new(Vec::new()),
+        }
+    }
+
+    /// The number of `key`, computing its data with `make` the first time.
+    pub(crate) fn intern(
+        &self,
+        key: &K,
+        make: impl FnOnce(&K) -> Result<V, CspError>,
+    ) -> Result<u32, CspError> {
+        if let Some(k) = self.index.get(key) {
+            return Ok(*k);
+        }
+        let data = make(key)?;
+        let entry = self.index.entry(key.clone()).or_insert_with(|| {
+            let mut items = self.items.write();
+            items.push(Arc::new((key.clone(), data)));
+            (items.len() - 1) as u32
+        });
+        Ok(*entry)
+    }
+
+    /// The entry numbered `k`.
+    pub(crate) fn get(&self, k: u32) -> Arc<(K, V)> {
+        self.items.read()[k as usize].clone()
+    }
+}
+
+/// The intern tables of one system: what the integer arguments of its terms number.
+pub(crate) struct Encoding {
+    pub(crate) script: Arc<Script>,
+    /// Number of labels (tau, ✓ and the events).
+    pub(crate) label_bound: u32,
+    pub(crate) prefixes: Interned<PrefixClosure, ()>,
+    pub(crate) lazies: Interned<Proc, ()>,
+    pub(crate) sets: Interned<EventSet, LabelSet>,
+    pub(crate) renamings: Interned<EventRelation, RenameMap>,
+    pub(crate) links: Interned<EventRelation, LinkMap>,
+    pub(crate) alphabets: Interned<Vec<EventSet>, Alphabets>,
+    /// Activated processes: `lazy(k)` made active (calls unfolded), by `k`.
+    activated: DashMap<u32, TermId>,
+    omega: OnceLock<TermId>,
+}
+
+/// Per-activation bookkeeping: the lazy processes being activated on this path (to find
+/// unguarded recursion) and the nesting depth.
+#[derive(Default)]
+pub(crate) struct BuildPath {
+    activating: Vec<u32>,
+    depth: u32,
+}
+
+fn too_deep() -> CspError {
+    CspError::unpositioned(
+        ErrorKind::Limit,
+        format!("a process term is nested more than {MAX_NESTING} operators deep"),
+    )
+}
+
+impl Encoding {
+    pub(crate) fn new(script: Arc<Script>) -> Result<Encoding, CspError> {
+        let label_bound = script.events()?.events.len() as u32 + FIRST_EVENT;
+        Ok(Encoding {
+            script,
+            label_bound,
+            prefixes: Interned::new(),
+            lazies: Interned::new(),
+            sets: Interned::new(),
+            renamings: Interned::new(),
+            links: Interned::new(),
+            alphabets: Interned::new(),
+            activated: DashMap::new(),
+            omega: OnceLock::new(),
+        })
+    }
+
+    /// Calls `visit` on every term the tables hold (for the garbage collector).
+    pub(crate) fn for_each_term(&self, visit: &mut dyn FnMut(TermId)) {
+        for e in self.activated.iter() {
+            visit(*e.value());
+        }
+        if let Some(&o) = self.omega.get() {
+            visit(o);
+        }
+    }
+
+    /// The terminated process Ω.
+    pub(crate) fn omega<'s>(&self, sec: &'s Section<'_>) -> TermRef<'s> {
+        let (t, _) = sec.create(Op::Omega.symbol(0), &[]);
+        // Kept by the root set from the first call on (the set reads `omega`).
+        self.omega.get_or_init(|| t.id());
+        t
+    }
+
+    fn set_id(&self, set: &EventSet) -> Result<u32, CspError> {
+        self.sets.intern(set, |s| {
+            LabelSet::of_events(&self.script, self.script.events()?, s)
+        })
+    }
+
+    /// The term of `p` at an active position (calls unfolded).
+    pub(crate) fn build<'s>(
+        &self,
+        sec: &'s Section<'_>,
+        p: &Proc,
+        path: &mut BuildPath,
+    ) -> Result<TermRef<'s>, CspError> {
+        if path.depth >= MAX_NESTING {
+            return Err(too_deep());
+        }
+        path.depth += 1;
+        let r = self.build_node(sec, p, path);
+        path.depth -= 1;
+        r
+    }
+
+    fn build_node<'s>(
+        &self,
+        sec: &'s Section<'_>,
+        p: &Proc,
+        path: &mut BuildPath,
+    ) -> Result<TermRef<'s>, CspError> {
+        let mk = |op: Op, args: &[TermRef<'_>]| sec.create(op.symbol(args.len()), args).0;
+        let all = |ps: &[Proc], path: &mut BuildPath| -> Result<Vec<TermRef<'s>>, CspError> {
+            ps.iter().map(|q| self.build(sec, q, path)).collect()
+        };
+        Ok(match p.node() {
+            ProcNode::Stop => mk(Op::Stop, &[]),
+            ProcNode::Skip => mk(Op::Skip, &[]),
+            ProcNode::Call(_) => {
+                let k = self.lazies.intern(p, |_| Ok(()))?;
+                return self.activate(sec, k, path);
+            }
+            ProcNode::Prefix(c) => {
+                let k = self.prefixes.intern(c, |_| Ok(()))?;
+                mk(Op::Prefix, &[sec.int(k as i64)])
+            }
+            ProcNode::ExtChoice(ps) if ps.is_empty() => mk(Op::Stop, &[]),
+            ProcNode::ExtChoice(ps) => mk(Op::Ext, &all(ps, path)?),
+            ProcNode::IntChoice(ps) if ps.is_empty() => mk(Op::Stop, &[]),
+            ProcNode::IntChoice(ps) => {
+                let lazies: Vec<TermRef<'s>> = ps
+                    .iter()
+                    .map(|q| self.lazy(sec, q))
+                    .collect::<Result<_, _>>()?;
+                mk(Op::Int, &lazies)
+            }
+            ProcNode::Interleave(ps) if ps.is_empty() => mk(Op::Skip, &[]),
+            ProcNode::Interleave(ps) => mk(Op::Interleave, &all(ps, path)?),
+            ProcNode::Parallel(_, ps) if ps.is_empty() => mk(Op::Skip, &[]),
+            ProcNode::Parallel(a, ps) => {
+                let mut args = vec![sec.int(self.set_id(a)? as i64)];
+                args.extend(all(ps, path)?);
+                mk(Op::Parallel, &args)
+            }
+            ProcNode::AlphaParallel(cs) if cs.is_empty() => mk(Op::Skip, &[]),
+            ProcNode::AlphaParallel(cs) => {
+                let alphas: Vec<EventSet> = cs.iter().map(|(a, _)| a.clone()).collect();
+                let k = self.alphabets.intern(&alphas, |sets| {
+                    let table = self.script.events()?;
+                    let sets = sets
+                        .iter()
+                        .map(|s| LabelSet::of_events(&self.script, table, s))
+                        .collect::<Result<_, _>>()?;
+                    Ok(Alphabets::new(sets, self.label_bound))
+                })?;
+                let mut args = vec![sec.int(k as i64)];
+                for (_, q) in cs {
+                    args.push(self.build(sec, q, path)?);
+                }
+                mk(Op::AlphaParallel, &args)
+            }
+            ProcNode::Seq(l, r) => {
+                let l = self.build(sec, l, path)?;
+                mk(Op::Seq, &[l, self.lazy(sec, r)?])
+            }
+            ProcNode::Hide(q, a) => {
+                let q = self.build(sec, q, path)?;
+                mk(Op::Hide, &[q, sec.int(self.set_id(a)? as i64)])
+            }
+            ProcNode::Rename(q, rel) => {
+                let q = self.build(sec, q, path)?;
+                let k = self.renamings.intern(rel, |rel| {
+                    RenameMap::new(&self.script, self.script.events()?, rel)
+                })?;
+                mk(Op::Rename, &[q, sec.int(k as i64)])
+            }
+            ProcNode::Link(l, rel, r) => {
+                let l = self.build(sec, l, path)?;
+                let r = self.build(sec, r, path)?;
+                let k = self.links.intern(rel, |rel| {
+                    LinkMap::new(&self.script, self.script.events()?, rel)
+                })?;
+                mk(Op::Link, &[l, sec.int(k as i64), r])
+            }
+            ProcNode::Interrupt(l, r) => {
+                let l = self.build(sec, l, path)?;
+                mk(Op::Interrupt, &[l, self.build(sec, r, path)?])
+            }
+            ProcNode::Timeout(l, r) => {
+                let l = self.build(sec, l, path)?;
+                mk(Op::Timeout, &[l, self.lazy(sec, r)?])
+            }
+        })
+    }
+
+    /// `lazy(k)` for `p`.
+    fn lazy<'s>(&self, sec: &'s Section<'_>, p: &Proc) -> Result<TermRef<'s>, CspError> {
+        let k = self.lazies.intern(p, |_| Ok(()))?;
+        Ok(sec.create(Op::Lazy.symbol(1), &[sec.int(k as i64)]).0)
+    }
+
+    /// The active term of lazy process `k` (memoised).
+    fn activate<'s>(
+        &self,
+        sec: &'s Section<'_>,
+        k: u32,
+        path: &mut BuildPath,
+    ) -> Result<TermRef<'s>, CspError> {
+        if let Some(t) = self.activated.get(&k) {
+            return Ok(term(sec, *t));
+        }
+        let entry = self.lazies.get(k);
+        let p = &entry.0;
+        if path.activating.contains(&k) {
+            let what = format!("`{}`", self.script.show_proc(p));
+            return Err(CspError::unpositioned(
+                ErrorKind::Eval,
+                format!(
+                    "unguarded recursion: unfolding {what} reaches {what} again before any event"
+                ),
+            ));
+        }
+        path.activating.push(k);
+        let body = match p.node() {
+            ProcNode::Call(c) => self.script.unfold(c).map(Some),
+            _ => Ok(None),
+        };
+        let built = match body {
+            Ok(Some(body)) => self.build(sec, &body, path),
+            Ok(None) => self.build_node(sec, p, path),
+            Err(e) => Err(e),
+        };
+        path.activating.pop();
+        let t = built?;
+        // The table is part of the root set: `t` stays alive after the section.
+        self.activated.insert(k, t.id());
+        Ok(t)
+    }
+
+    /// The active form of the term `lazy(k)`.
+    pub(crate) fn activate_lazy<'s>(
+        &self,
+        sec: &'s Section<'_>,
+        lazy: TermRef<'_>,
+    ) -> Result<TermRef<'s>, CspError> {
+        debug_assert_eq!(Op::of(lazy), Op::Lazy);
+        let k = int_arg(lazy, 0);
+        self.activate(sec, k, &mut BuildPath::default())
+    }
+
+    /// The process a term stands for (`None` for Ω).
+    pub(crate) fn to_proc(&self, t: TermRef<'_>) -> Option<Proc> {
+        let procs = |from: usize| -> Vec<Proc> {
+            t.args()
+                .skip(from)
+                .map(|a| self.to_proc(a).unwrap_or_else(|| Proc::new(ProcNode::Skip)))
+                .collect()
+        };
+        let arg = |i: usize| {
+            self.to_proc(t.arg(i))
+                .unwrap_or_else(|| Proc::new(ProcNode::Skip))
+        };
+        let node = match Op::of(t) {
+            Op::Omega => return None,
+            Op::Net => return None,
+            Op::Stop => ProcNode::Stop,
+            Op::Skip => ProcNode::Skip,
+            Op::Prefix => ProcNode::Prefix(self.prefixes.get(int_arg(t, 0)).0.clone()),
+            Op::Lazy => return Some(self.lazies.get(int_arg(t, 0)).0.clone()),
+            Op::Ext => ProcNode::ExtChoice(procs(0)),
+            Op::Int => ProcNode::IntChoice(procs(0)),
+            Op::Interleave => ProcNode::Interleave(procs(0)),
+            Op::Parallel => ProcNode::Parallel(self.sets.get(int_arg(t, 0)).0.clone(), procs(1)),
+            Op::AlphaParallel => {
+                let alphas = self.alphabets.get(int_arg(t, 0));
+                ProcNode::AlphaParallel(alphas.0.iter().cloned().zip(procs(1)).collect())
+            }
+            Op::Seq => ProcNode::Seq(arg(0), arg(1)),
+            Op::Hide => ProcNode::Hide(arg(0), self.sets.get(int_arg(t, 1)).0.clone()),
+            Op::Rename => ProcNode::Rename(arg(0), self.renamings.get(int_arg(t, 1)).0.clone()),
+            Op::Link => ProcNode::Link(arg(0), self.links.get(int_arg(t, 1)).0.clone(), arg(2)),
+            Op::Interrupt => ProcNode::Interrupt(arg(0), arg(1)),
+            Op::Timeout => ProcNode::Timeout(arg(0), arg(1)),
+        };
+        Some(Proc::new(node))
+    }
+}
+
+/// The integer argument `i` of `t`, as a table index.
+#[inline]
+pub(crate) fn int_arg(t: TermRef<'_>, i: usize) -> u32 {
+    t.arg(i).int_value().unwrap_or(0) as u32
+}
