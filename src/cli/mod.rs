@@ -5,6 +5,7 @@
 
 use clap::{Parser, Subcommand};
 
+mod csp_model;
 mod explore;
 mod info;
 mod progress;
