@@ -7,64 +7,9 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use common::csp_oracle::{bisimilar, NamedLts, Oracle};
-use weft::csp::{load_script, load_str, CspSystem, Proc, Script};
+use common::csp_oracle::{compare, system_lts, ORACLE_LIMIT};
+use weft::csp::{load_script, load_str, CspSystem, Script};
 use weft::explore::{explore, ExploreOptions};
-
-/// Oracle explorations stop (and the case is skipped) beyond this many states.
-const ORACLE_LIMIT: usize = 3000;
-
-/// Explores `p` with `CspSystem`: the LTS, or `Err` with the evaluation error.
-fn system_lts(script: &Arc<Script>, p: &Proc, threads: usize) -> Result<Option<NamedLts>, String> {
-    let sys = CspSystem::new(script, p).map_err(|e| e.to_string())?;
-    let opts = ExploreOptions {
-        threads,
-        record_transitions: true,
-        max_states: Some(ORACLE_LIMIT as u64 + 1),
-        ..Default::default()
-    };
-    let r = explore(&sys, &opts);
-    if let Some(e) = sys.take_error() {
-        return Err(e.to_string());
-    }
-    if !r.stats.complete {
-        return Ok(None);
-    }
-    let lts = NamedLts::of(&r.to_lts(&sys));
-    assert_eq!(
-        lts.transitions.len() as u64,
-        r.stats.transitions,
-        "duplicate transitions"
-    );
-    Ok(Some(lts))
-}
-
-/// Compares `CspSystem` with the oracle on `p`: the same numbers of states and transitions and
-/// bisimilar LTSs, for 1, 2 and 4 threads. Returns false when the case was skipped (too big).
-fn compare(script: &Arc<Script>, p: &Proc, what: &str) -> bool {
-    let oracle = Oracle { script }.explore(p, ORACLE_LIMIT);
-    for threads in [1, 2, 4] {
-        let sys = system_lts(script, p, threads);
-        match (&oracle, sys) {
-            (Ok(None), _) | (_, Ok(None)) => return false,
-            (Ok(Some(o)), Ok(Some(s))) => {
-                assert_eq!(s.states, o.states, "{what}: states ({threads} threads)");
-                assert_eq!(
-                    s.transitions.len(),
-                    o.transitions.len(),
-                    "{what}: transitions ({threads} threads)"
-                );
-                assert!(
-                    bisimilar(&s, o),
-                    "{what}: not bisimilar ({threads} threads)"
-                );
-            }
-            (Err(_), Err(_)) => {}
-            (o, s) => panic!("{what}: oracle {o:?} but system {s:?}"),
-        }
-    }
-    true
-}
 
 fn script_of(src: &str) -> Arc<Script> {
     Arc::new(load_str("t.csp", src, Path::new(".")).unwrap())
@@ -378,4 +323,43 @@ fn itdojp_state_counts() {
         checked += 1;
     }
     assert!(checked >= 15, "only {checked} problems with stats");
+}
+
+#[test]
+fn garbage_collection_during_exploration_keeps_every_state() {
+    // Six philosophers: 46656 states, 246612 transitions (a direct model of the 7 x 3 local
+    // states gives the same); the term table collects several times on the way.
+    let text =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/csp/dining.csp"))
+            .unwrap()
+            .replace("N = 5", "N = 6");
+    let script = script_of(&text);
+    let p = script.process("SYSTEM", &[]).unwrap();
+    let before = weft::term::global().stats().collections;
+    for threads in [1, 2] {
+        let sys = CspSystem::new(&script, &p).unwrap();
+        let opts = ExploreOptions {
+            threads,
+            record_transitions: true,
+            ..Default::default()
+        };
+        let r = explore(&sys, &opts);
+        assert!(sys.take_error().is_none());
+        assert_eq!((r.stats.states, r.stats.transitions), (46656, 246612));
+        // The states survived the collections: firing each again gives known states and the
+        // same number of transitions.
+        let known: std::collections::HashSet<_> = r.states.iter().copied().collect();
+        let mut again = 0u64;
+        for s in &r.states {
+            weft::ts::TransitionSystem::for_each_successor(&sys, s, &mut |_, t| {
+                assert!(known.contains(&t));
+                again += 1;
+            });
+        }
+        assert_eq!(again, r.stats.transitions);
+        let lts = r.to_lts(&sys);
+        assert_eq!(lts.num_transitions() as u64, r.stats.transitions);
+    }
+    let after = weft::term::global().stats().collections;
+    assert!(after > before, "no collection ran ({before} -> {after})");
 }

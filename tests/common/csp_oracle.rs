@@ -4,7 +4,10 @@
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
 
-use weft::csp::{CspError, ErrorKind, Proc, ProcNode, Script, Value};
+use std::sync::Arc;
+
+use weft::csp::{CspError, CspSystem, ErrorKind, Proc, ProcNode, Script, Value};
+use weft::explore::{explore, ExploreOptions};
 
 /// A move's event.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -415,4 +418,78 @@ pub fn bisimilar(a: &NamedLts, b: &NamedLts) -> bool {
         count = new_count;
     }
     block[0] == block[a.states as usize]
+}
+
+/// Oracle explorations stop (and the case is skipped) beyond this many states.
+pub const ORACLE_LIMIT: usize = 3000;
+
+/// Explores `p` with `CspSystem`: the LTS, or `Err` with the evaluation error.
+pub fn system_lts(
+    script: &Arc<Script>,
+    p: &Proc,
+    threads: usize,
+) -> Result<Option<NamedLts>, String> {
+    system_lts_within(script, p, threads, ORACLE_LIMIT)
+}
+
+/// As [`system_lts`], with `limit` states at most.
+pub fn system_lts_within(
+    script: &Arc<Script>,
+    p: &Proc,
+    threads: usize,
+    limit: usize,
+) -> Result<Option<NamedLts>, String> {
+    let sys = CspSystem::new(script, p).map_err(|e| e.to_string())?;
+    let opts = ExploreOptions {
+        threads,
+        record_transitions: true,
+        max_states: Some(limit as u64 + 1),
+        ..Default::default()
+    };
+    let r = explore(&sys, &opts);
+    if let Some(e) = sys.take_error() {
+        return Err(e.to_string());
+    }
+    if !r.stats.complete {
+        return Ok(None);
+    }
+    let lts = NamedLts::of(&r.to_lts(&sys));
+    assert_eq!(
+        lts.transitions.len() as u64,
+        r.stats.transitions,
+        "duplicate transitions"
+    );
+    Ok(Some(lts))
+}
+
+/// Compares `CspSystem` with the oracle on `p`: the same numbers of states and transitions and
+/// bisimilar LTSs, for 1, 2 and 4 threads. Returns false when the case was skipped (too big).
+pub fn compare(script: &Arc<Script>, p: &Proc, what: &str) -> bool {
+    compare_within(script, p, what, ORACLE_LIMIT)
+}
+
+/// As [`compare`], skipping processes of more than `limit` states.
+pub fn compare_within(script: &Arc<Script>, p: &Proc, what: &str, limit: usize) -> bool {
+    let oracle = Oracle { script }.explore(p, limit);
+    for threads in [1, 2, 4] {
+        let sys = system_lts_within(script, p, threads, limit);
+        match (&oracle, sys) {
+            (Ok(None), _) | (_, Ok(None)) => return false,
+            (Ok(Some(o)), Ok(Some(s))) => {
+                assert_eq!(s.states, o.states, "{what}: states ({threads} threads)");
+                assert_eq!(
+                    s.transitions.len(),
+                    o.transitions.len(),
+                    "{what}: transitions ({threads} threads)"
+                );
+                assert!(
+                    bisimilar(&s, o),
+                    "{what}: not bisimilar ({threads} threads)"
+                );
+            }
+            (Err(_), Err(_)) => {}
+            (o, s) => panic!("{what}: oracle {o:?} but system {s:?}"),
+        }
+    }
+    true
 }
