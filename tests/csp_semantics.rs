@@ -165,6 +165,20 @@ fn hiding_renaming_linking() {
 }
 
 #[test]
+fn recursion_through_hiding_is_finite() {
+    // P = (a -> P) \ {a}: nested hidings merge, so the process is one divergent state.
+    assert_eq!(counts(&format!("{AB}P = (a -> P) \\ {{a}}"), "P"), (1, 1));
+    assert_eq!(
+        counts(&format!("{AB}P = (a -> b -> P) \\ {{a}}"), "P"),
+        (2, 2)
+    );
+    assert_eq!(
+        counts(&format!("{AB}P = (a -> (P \\ {{b}})) \\ {{a}}"), "P"),
+        (2, 2)
+    );
+}
+
+#[test]
 fn unguarded_recursion_is_an_error() {
     let script = script_of(&format!(
         "{AB}P(n) = a -> Q(n)\nQ(n) = R(n) [] b -> STOP\nR(n) = Q(n) |~| STOP"

@@ -73,7 +73,13 @@ fn run_csp(args: &ExploreArgs) -> Result<i32> {
     if let Some(e) = system.take_error() {
         return Err(e.into());
     }
-    report(&stats, args, written, Some(CspSystem::term_count()))
+    let gc = weft::term::global().stats();
+    let terms = TermReport {
+        terms: CspSystem::term_count(),
+        collections: gc.collections,
+        collection_seconds: gc.collection_seconds,
+    };
+    report(&stats, args, written, Some(terms))
 }
 
 /// Explores `ts` as the arguments ask; writes the `.aut` output if requested.
@@ -112,17 +118,29 @@ pub(crate) fn run_exploration<T: TransitionSystem>(
     Ok((result.stats, written))
 }
 
+/// The term table's figures after a CSPm exploration.
+pub(crate) struct TermReport {
+    /// Terms in the table.
+    pub terms: u64,
+    /// Garbage collections run.
+    pub collections: u64,
+    /// Seconds spent collecting.
+    pub collection_seconds: f64,
+}
+
 /// Prints the statistics; the exit code is 2 when a limit cut the exploration short.
 pub(crate) fn report(
     stats: &ExploreStats,
     args: &ExploreArgs,
     written: bool,
-    terms: Option<u64>,
+    terms: Option<TermReport>,
 ) -> Result<i32> {
     if args.json {
         let mut value = serde_json::to_value(stats)?;
-        if let Some(terms) = terms {
-            value["terms"] = terms.into();
+        if let Some(t) = &terms {
+            value["terms"] = t.terms.into();
+            value["collections"] = t.collections.into();
+            value["collection_seconds"] = t.collection_seconds.into();
         }
         println!("{value}");
     } else {
@@ -133,8 +151,12 @@ pub(crate) fn report(
         println!("seconds:           {:.3}", stats.seconds);
         println!("states per second: {:.0}", stats.states_per_second);
         println!("threads:           {}", stats.threads);
-        if let Some(terms) = terms {
-            println!("terms:             {terms}");
+        if let Some(t) = &terms {
+            println!("terms:             {}", t.terms);
+            println!(
+                "collections:       {} ({:.3} s)",
+                t.collections, t.collection_seconds
+            );
         }
         if written {
             if let Some(out) = &args.out {

@@ -40,6 +40,17 @@ fn replaced(ps: &[Proc], i: usize, with: Proc) -> Vec<Proc> {
     v
 }
 
+/// `p \ a`, nested hidings merged: `(P \ A) \ B` is `P \ union(A, B)` (same transitions).
+fn hide(p: Proc, a: &weft::csp::EventSet) -> Proc {
+    if let ProcNode::Hide(q, b) = p.node() {
+        let mut union: Vec<Value> = a.iter().chain(b.iter()).cloned().collect();
+        union.sort();
+        union.dedup();
+        return proc(ProcNode::Hide(q.clone(), union.into()));
+    }
+    proc(ProcNode::Hide(p, a.clone()))
+}
+
 /// The process of a target (targets of non-✓ moves are never Ω).
 fn p_of(s: &OState) -> Proc {
     match s {
@@ -83,7 +94,7 @@ impl<'a> Oracle<'a> {
                 proc(ProcNode::AlphaParallel(out))
             }
             ProcNode::Seq(l, r) => proc(ProcNode::Seq(self.norm(l, stack)?, r.clone())),
-            ProcNode::Hide(q, a) => proc(ProcNode::Hide(self.norm(q, stack)?, a.clone())),
+            ProcNode::Hide(q, a) => hide(self.norm(q, stack)?, a),
             ProcNode::Rename(q, rel) => proc(ProcNode::Rename(self.norm(q, stack)?, rel.clone())),
             ProcNode::Link(l, rel, r) => proc(ProcNode::Link(
                 self.norm(l, stack)?,
@@ -175,9 +186,9 @@ impl<'a> Oracle<'a> {
                     match e {
                         Ev::Tick => out.push((e, Omega)),
                         Ev::Event(ref v) if a.contains(v) => {
-                            out.push((Ev::Tau, P(proc(ProcNode::Hide(p_of(&s), a.clone())))))
+                            out.push((Ev::Tau, P(hide(p_of(&s), a))))
                         }
-                        e => out.push((e, P(proc(ProcNode::Hide(p_of(&s), a.clone()))))),
+                        e => out.push((e, P(hide(p_of(&s), a)))),
                     }
                 }
             }
