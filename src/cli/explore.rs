@@ -6,6 +6,7 @@ use std::sync::Arc;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 
+use weft::csp::CspSystem;
 use weft::explore::{explore, ExploreOptions, ExploreStats, LevelObserver};
 use weft::lts::aut::{read_aut_file, write_aut, AutOptions};
 use weft::ts::TransitionSystem;
@@ -14,8 +15,12 @@ use super::EXIT_HOLDS;
 
 #[derive(Args)]
 pub struct ExploreArgs {
-    /// The model: an LTS (`.aut`, `.aut.gz`).
+    /// The model: an LTS (`.aut`, `.aut.gz`) or a CSPm script (`.csp`, `.cspm`).
     model: PathBuf,
+    /// The process of a CSPm script to explore, `P` or `P(3)` (default: `SYSTEM` if defined,
+    /// else the last process declared).
+    #[arg(long)]
+    process: Option<String>,
     /// Worker threads (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
@@ -34,10 +39,16 @@ pub struct ExploreArgs {
 }
 
 pub fn run(args: &ExploreArgs) -> Result<i32> {
+    if super::csp_model::is_csp(&args.model) {
+        return run_csp(args);
+    }
+    if args.process.is_some() {
+        bail!("--process applies to CSPm scripts only");
+    }
     let name = args.model.to_string_lossy();
     if !(name.ends_with(".aut") || name.ends_with(".aut.gz")) {
         bail!(
-            "{}: unknown model format (expected an .aut or .aut.gz file)",
+            "{}: unknown model format (expected an .aut, .aut.gz, .csp or .cspm file)",
             args.model.display()
         );
     }
@@ -48,6 +59,27 @@ pub fn run(args: &ExploreArgs) -> Result<i32> {
     let lts = read_aut_file(&args.model, &aut)?;
     let (stats, written) = run_exploration(&lts, args)?;
     report(&stats, args, written, None)
+}
+
+/// `weft explore MODEL.csp`: explores a process of a CSPm script.
+fn run_csp(args: &ExploreArgs) -> Result<i32> {
+    let script = super::csp_model::load(&args.model)?;
+    for note in script.notes() {
+        eprintln!("{}: note: {}", note.location, note.message);
+    }
+    let (_, process) = super::csp_model::select_process(&script, args.process.as_deref())?;
+    let system = CspSystem::new(&script, &process)?;
+    let (stats, written) = run_exploration(&system, args)?;
+    if let Some(e) = system.take_error() {
+        return Err(e.into());
+    }
+    let gc = weft::term::global().stats();
+    let terms = TermReport {
+        terms: CspSystem::term_count(),
+        collections: gc.collections,
+        collection_seconds: gc.collection_seconds,
+    };
+    report(&stats, args, written, Some(terms))
 }
 
 /// Explores `ts` as the arguments ask; writes the `.aut` output if requested.
@@ -86,17 +118,29 @@ pub(crate) fn run_exploration<T: TransitionSystem>(
     Ok((result.stats, written))
 }
 
+/// The term table's figures after a CSPm exploration.
+pub(crate) struct TermReport {
+    /// Terms in the table.
+    pub terms: u64,
+    /// Garbage collections run.
+    pub collections: u64,
+    /// Seconds spent collecting.
+    pub collection_seconds: f64,
+}
+
 /// Prints the statistics; the exit code is 2 when a limit cut the exploration short.
 pub(crate) fn report(
     stats: &ExploreStats,
     args: &ExploreArgs,
     written: bool,
-    terms: Option<u64>,
+    terms: Option<TermReport>,
 ) -> Result<i32> {
     if args.json {
         let mut value = serde_json::to_value(stats)?;
-        if let Some(terms) = terms {
-            value["terms"] = terms.into();
+        if let Some(t) = &terms {
+            value["terms"] = t.terms.into();
+            value["collections"] = t.collections.into();
+            value["collection_seconds"] = t.collection_seconds.into();
         }
         println!("{value}");
     } else {
@@ -107,8 +151,12 @@ pub(crate) fn report(
         println!("seconds:           {:.3}", stats.seconds);
         println!("states per second: {:.0}", stats.states_per_second);
         println!("threads:           {}", stats.threads);
-        if let Some(terms) = terms {
-            println!("terms:             {terms}");
+        if let Some(t) = &terms {
+            println!("terms:             {}", t.terms);
+            println!(
+                "collections:       {} ({:.3} s)",
+                t.collections, t.collection_seconds
+            );
         }
         if written {
             if let Some(out) = &args.out {

@@ -6,6 +6,7 @@
 use clap::{Parser, Subcommand};
 
 mod check;
+mod csp_model;
 mod explore;
 mod info;
 mod progress;

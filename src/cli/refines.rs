@@ -14,9 +14,9 @@ use weft::refine::{check, CheckOptions, CheckResult, Model, Search, Violation};
 /// Arguments of `weft refines`.
 #[derive(Args)]
 pub struct RefinesArgs {
-    /// The specification (an `.aut` or `.aut.gz` file).
+    /// The specification (an `.aut` or `.aut.gz` file, or `FILE.csp:PROCESS`).
     spec: String,
-    /// The implementation (an `.aut` or `.aut.gz` file).
+    /// The implementation (an `.aut` or `.aut.gz` file, or `FILE.csp:PROCESS`).
     #[arg(name = "IMPL")]
     implementation: String,
     /// The semantic model.
@@ -51,8 +51,14 @@ enum SearchArg {
 
 /// Resolves a command-line argument naming a system to its LTS.
 ///
-/// Today an argument is an `.aut` file; a `FILE.csp:PROCESS` form can be added here.
+/// An argument is an `.aut` / `.aut.gz` file or `FILE.csp:PROCESS` (the process's state space,
+/// explored).
 pub fn load_system(arg: &str, tau: Option<&str>) -> Result<Lts> {
+    if let Some((file, _)) = arg.rsplit_once(':') {
+        if super::csp_model::is_csp(Path::new(file)) {
+            return super::csp_model::lts_of(arg).with_context(|| format!("cannot build {arg}"));
+        }
+    }
     let mut opts = AutOptions::default();
     if let Some(name) = tau {
         opts.tau_labels = vec![name.to_string()];

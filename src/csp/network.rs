@@ -58,7 +58,10 @@ impl NetNode {
         leaves: &mut Vec<TermRef<'s>>,
     ) -> NetNode {
         let op = Op::of(t);
-        if depth == 0 || !op.is_static() {
+        // A hiding of a leaf is a leaf: the leaf may become a hiding itself, and nested
+        // hidings merge (`Encoding::hide`), which only the leaf's own rules do.
+        let hides_leaf = op == Op::Hide && !Op::of(t.arg(0)).is_static();
+        if depth == 0 || !op.is_static() || (hides_leaf && depth != 1) {
             leaves.push(t);
             return NetNode::Leaf(leaves.len() as u32 - 1);
         }

@@ -218,7 +218,12 @@ impl Semantics {
             for &(leaf, next) in &scratch.updates[m.start as usize..(m.start + m.len) as usize] {
                 args[positions[leaf as usize]] = term(sec, next);
             }
-            out.push((m.label, sec.create(t.symbol(), &args).0.id()));
+            let next = if op == Op::Hide {
+                self.enc.hide(sec, args[0], int_arg(t, 1))?
+            } else {
+                sec.create(t.symbol(), &args).0
+            };
+            out.push((m.label, next.id()));
             for &(leaf, _) in &scratch.updates[m.start as usize..(m.start + m.len) as usize] {
                 let p = positions[leaf as usize];
                 args[p] = t.arg(p);

@@ -316,7 +316,7 @@ impl Encoding {
             }
             ProcNode::Hide(q, a) => {
                 let q = self.build(sec, q, path)?;
-                mk(Op::Hide, &[q, sec.int(self.set_id(a)? as i64)])
+                self.hide(sec, q, self.set_id(a)?)?
             }
             ProcNode::Rename(q, rel) => {
                 let q = self.build(sec, q, path)?;
@@ -342,6 +342,33 @@ impl Encoding {
                 mk(Op::Timeout, &[l, self.lazy(sec, r)?])
             }
         })
+    }
+
+    /// `q \ A` for event set number `set`, with nested hidings merged: `(P \ A) \ B` is
+    /// `P \ union(A, B)` (the two have the same transitions), so that a recursion through
+    /// hiding such as `P = (a -> P) \ {a}` stays finite.
+    pub(crate) fn hide<'s>(
+        &self,
+        sec: &'s Section<'_>,
+        q: TermRef<'s>,
+        set: u32,
+    ) -> Result<TermRef<'s>, CspError> {
+        let (q, set) = if Op::of(q) == Op::Hide {
+            let inner = int_arg(q, 1);
+            let set = if inner == set {
+                set
+            } else {
+                let mut union: Vec<_> = self.sets.get(inner).0.to_vec();
+                union.extend(self.sets.get(set).0.iter().cloned());
+                union.sort_unstable();
+                union.dedup();
+                self.set_id(&union.into())?
+            };
+            (q.arg(0), set)
+        } else {
+            (q, set)
+        };
+        Ok(sec.create(Op::Hide.symbol(2), &[q, sec.int(set as i64)]).0)
     }
 
     /// `lazy(k)` for `p`.

@@ -163,3 +163,4 @@ pub fn walk(script: &Script, root: &Proc, limit: usize) -> Result<usize, CspErro
     }
     Ok(seen.len())
 }
+pub mod csp_oracle;
