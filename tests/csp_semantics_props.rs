@@ -53,10 +53,18 @@ proptest! {
     fn random_processes_match_the_oracle(p0 in process(), p1 in process()) {
         let text = format!("channel a, b, c\nchannel d : {{0..1}}\nP0 = {p0}\nP1 = {p1}\n");
         // Scripts the front end rejects (an unguarded definition) are not this test's concern.
-        if let Ok(script) = load_str("random.csp", &text, Path::new(".")) {
-            let script = Arc::new(script);
-            let p = script.process("P0", &[]).unwrap();
-            compare_within(&script, &p, &text, 400);
-        }
+        // On a big stack: the oracle recurses over deep process values.
+        std::thread::Builder::new()
+            .stack_size(256 << 20)
+            .spawn(move || {
+                if let Ok(script) = load_str("random.csp", &text, Path::new(".")) {
+                    let script = Arc::new(script);
+                    let p = script.process("P0", &[]).unwrap();
+                    compare_within(&script, &p, &text, 400);
+                }
+            })
+            .unwrap()
+            .join()
+            .unwrap_or_else(|e| std::panic::resume_unwind(e));
     }
 }

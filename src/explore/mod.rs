@@ -18,6 +18,9 @@ use rayon::prelude::*;
 use crate::lts::Lts;
 use crate::ts::{Label, TransitionSystem};
 
+/// Stack size of the worker threads.
+pub const WORKER_STACK_BYTES: usize = 64 << 20;
+
 /// Called after each level with (levels done, states known, transitions seen).
 pub type LevelObserver = std::sync::Arc<dyn Fn(u32, u64, u64) + Send + Sync>;
 
@@ -138,6 +141,9 @@ impl<S> Default for LevelPart<S> {
 pub fn explore<T: TransitionSystem>(ts: &T, opts: &ExploreOptions) -> Exploration<T::State> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(opts.threads.max(1))
+        // Successor functions may recurse deeply (nested process terms): reserve room (virtual
+        // memory only; pages are touched as used).
+        .stack_size(WORKER_STACK_BYTES)
         .build()
         .expect("cannot start worker threads");
     pool.install(|| explore_in_pool(ts, opts))
