@@ -51,7 +51,7 @@ fn main() {
             depth: 200_000,
             create_reps: 32,
             traverse_depth: 20,
-            traverse_reps: 16,
+            traverse_reps: 64,
         }
     };
     println!("workload,variant,threads,seconds,ns_per_op");

@@ -154,8 +154,7 @@ fn explore_in_pool<T: TransitionSystem>(ts: &T, opts: &ExploreOptions) -> Explor
     // Many more shards than threads: two workers then rarely want the same shard's lock at
     // once (dashmap's default, four per core, had them collide on every few insertions).
     let shards = (opts.threads.max(1) * 256).next_power_of_two();
-    let index: Index<T::State> =
-        DashMap::with_hasher_and_shard_amount(Default::default(), shards);
+    let index: Index<T::State> = DashMap::with_hasher_and_shard_amount(Default::default(), shards);
     let next_id = AtomicU32::new(1);
     let limit_hit = AtomicBool::new(false);
     let max_states = opts.max_states.unwrap_or(u64::MAX).min(u32::MAX as u64);
