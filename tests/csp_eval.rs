@@ -522,8 +522,19 @@ fn events_are_numbered_with_printed_names() {
 
 #[test]
 fn unguarded_recursion_is_an_error() {
-    let e = load_err("P = P [] STOP\nassert P :[deadlock free]\n");
-    assert!(e.message.contains("depends on itself"), "{e}");
+    // A process named in its own body is a call of it (`P = (a -> SKIP) ; P` is fine), so
+    // `P = P [] STOP` loads; the semantics rejects it (tests/csp_semantics.rs). A value that
+    // is not a process cannot depend on itself.
+    let s = load("P = P [] STOP\nassert P :[deadlock free]\n");
+    assert!(s.process("P", &[]).is_ok());
+    let e = load("x = x + 1\n")
+        .value("x")
+        .expect_err("x depends on itself");
+    assert!(e.message.contains("needs integers"), "{e}");
+    assert!(e.to_string().contains(":1:"), "positioned: {e}");
+    let s = load("channel a\nP = (a -> SKIP) ; P\nQ(n) = (a -> SKIP) ; Q(n)\n");
+    assert!(s.process("P", &[]).is_ok());
+    assert!(s.process("Q", &[Value::Int(1)]).is_ok());
     let s = load("f(n) = f(n + 1)\n");
     let e = s
         .process("f", &[Value::Int(0)])

@@ -160,16 +160,6 @@ const PASS_REJECTED: &[(&str, &str, &str)] = &[
          outside X's field type `{A.0}` (libcspm only type-checks this file)",
     ),
     (
-        "evaluator/should_pass/basic_pattern_matching.csp",
-        "depends on itself",
-        "needs lazy evaluation: `(s, t) = (1, loop)` with `loop = loop` (weft builds tuples eagerly)",
-    ),
-    (
-        "evaluator/should_pass/infinite_compression.csp",
-        "depends on itself",
-        "`P = normal(P)`: with `normal` as the identity, P is defined by itself without a prefix",
-    ),
-    (
         "prettyprinter/should_pass/zbullyr.csp",
         "unknown name",
         "uses `sbd`, which the file does not define (a pretty-printer test; it parses)",

@@ -93,11 +93,10 @@ fn create_chain<L: SectionLock>(th: &TermThread<L>, c: Symbol, n: usize) -> u64 
     n as u64 + 1
 }
 
-/// Visits t breadth first without using sharing; returns the arguments visited.
-/// Visits every argument of `t` breadth first without using sharing, level by level: the
-/// arguments of the terms of one level are visited, and those with arguments form the next. `levels` are the thread's two
-/// level buffers, kept between traversals so that their memory is allocated (and faulted in)
-/// once.
+/// Visits every argument of `t` breadth first without using sharing, level by level (the
+/// arguments of the terms of one level are visited, and those with arguments form the next);
+/// returns the number of arguments visited. `levels` are the thread's two level buffers, kept
+/// between traversals so that their memory is allocated (and faulted in) once.
 fn traverse<'a>(t: TermRef<'a>, levels: &mut [Vec<TermRef<'a>>; 2]) -> u64 {
     let [current, next] = levels;
     let mut visited = 0u64;

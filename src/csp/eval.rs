@@ -190,6 +190,10 @@ thread_local! {
     static STACK_BASE: Cell<usize> = const { Cell::new(0) };
     static STACK_BUDGET: Cell<usize> = const { Cell::new(DEFAULT_STACK_BUDGET) };
     static IN_PROGRESS: RefCell<Vec<(u8, u32)>> = const { RefCell::new(Vec::new()) };
+    /// Constant definitions referred to from inside their own evaluation (see `def_value`).
+    static SELF_REFERENCED: RefCell<Vec<u32>> = const { RefCell::new(Vec::new()) };
+    /// Calls being evaluated, and whether they were referred to from inside (see `apply`).
+    static CALLS_IN_PROGRESS: RefCell<HashMap<Call, bool>> = RefCell::new(HashMap::new());
 }
 
 /// Sets how many bytes of stack evaluation may use on the calling thread (deep recursion in
@@ -1418,9 +1422,35 @@ impl Script {
         if let Some(r) = self.def_values[i as usize].get() {
             return r.clone();
         }
+        if matches!(def.kind, DefKind::Constant { .. })
+            && IN_PROGRESS.with(|p| p.borrow().contains(&(5, i)))
+        {
+            // `P = (a -> SKIP) ; P`: P is named inside its own body, not behind a prefix. If P
+            // is a process, that is a call of P (unfolded when the semantics reaches it);
+            // evaluation below checks that the value is indeed a process.
+            SELF_REFERENCED.with(|r| r.borrow_mut().push(i));
+            return Ok(Value::Proc(Proc::new(ProcNode::Call(Call {
+                target: Target::Global(i),
+                args: Arc::from([]),
+            }))));
+        }
         let r = self.guarded((5, i), &def.name, span, || match &def.kind {
             DefKind::Constant { expr } => {
-                let v = self.eval(expr, &mut Env::new())?;
+                let v = self.eval(expr, &mut Env::new());
+                let referenced = SELF_REFERENCED.with(|r| {
+                    let mut r = r.borrow_mut();
+                    let had = r.contains(&i);
+                    r.retain(|&d| d != i);
+                    had
+                });
+                let v = v?;
+                if referenced && !matches!(v, Value::Proc(_)) {
+                    return Err(self.err(
+                        span,
+                        ErrorKind::Eval,
+                        format!("the definition of `{}` depends on itself", def.name),
+                    ));
+                }
                 Ok(self.name_process(Target::Global(i), Vec::new(), v))
             }
             DefKind::Part { bind } => {
@@ -1622,7 +1652,34 @@ impl Script {
         if self.unfolds.contains_key(&call) {
             return Ok(Value::Proc(Proc::new(ProcNode::Call(call))));
         }
-        let v = self.call_body(&fv.target, &applied, span)?;
+        // `Q(n) = (a -> SKIP) ; Q(n)`: the call inside its own body, not behind a prefix, is
+        // a call of the process (as in `def_value`); the value is checked to be a process.
+        let recursive = CALLS_IN_PROGRESS.with(|c| match c.borrow_mut().get_mut(&call) {
+            Some(referenced) => {
+                *referenced = true;
+                true
+            }
+            None => false,
+        });
+        if recursive {
+            return Ok(Value::Proc(Proc::new(ProcNode::Call(call))));
+        }
+        CALLS_IN_PROGRESS.with(|c| c.borrow_mut().insert(call.clone(), false));
+        let v = self.call_body(&fv.target, &applied, span);
+        let referenced = CALLS_IN_PROGRESS
+            .with(|c| c.borrow_mut().remove(&call))
+            .unwrap_or(false);
+        let v = v?;
+        if referenced && !matches!(v, Value::Proc(_)) {
+            return Err(self.err(
+                span,
+                ErrorKind::Eval,
+                format!(
+                    "`{}` calls itself with the same arguments",
+                    self.target_name(&fv.target)
+                ),
+            ));
+        }
         Ok(self.name_process(fv.target.clone(), flat, v))
     }
 

@@ -30,11 +30,21 @@ pub fn decls_to_string(decls: &[Decl]) -> String {
 }
 
 fn write_list(s: &mut String, es: &[Expr]) {
+    write_list_above(s, es, 0);
+}
+
+/// Writes the elements of a sequence literal: a comparison `>` at the top of an element would
+/// close the sequence, so elements binding more loosely than the operators are parenthesised.
+fn write_seq_items(s: &mut String, es: &[Expr]) {
+    write_list_above(s, es, 1);
+}
+
+fn write_list_above(s: &mut String, es: &[Expr], min: u8) {
     for (i, e) in es.iter().enumerate() {
         if i > 0 {
             s.push_str(", ");
         }
-        write_expr(s, e, 0);
+        write_expr(s, e, min);
     }
 }
 
@@ -170,12 +180,12 @@ fn write_bare(s: &mut String, e: &Expr) {
         SeqLit(es) if es.is_empty() => s.push_str("<>"),
         SeqLit(es) => {
             s.push_str("< ");
-            write_list(s, es);
+            write_seq_items(s, es);
             s.push_str(" >");
         }
         SeqComp(es, stmts) => {
             s.push_str("< ");
-            write_list(s, es);
+            write_seq_items(s, es);
             s.push_str(" | ");
             write_stmts(s, stmts);
             s.push_str(" >");

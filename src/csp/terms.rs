@@ -391,12 +391,17 @@ impl Encoding {
         let p = &entry.0;
         if path.activating.contains(&k) {
             let what = format!("`{}`", self.script.show_proc(p));
-            return Err(CspError::unpositioned(
+            let mut error = CspError::unpositioned(
                 ErrorKind::Eval,
                 format!(
                     "unguarded recursion: unfolding {what} reaches {what} again before any event"
                 ),
-            ));
+            );
+            // Point at the definition of the process that recurses, when it is a named one.
+            if let ProcNode::Call(c) = p.node() {
+                error.location = self.script.definition_location(&self.script.call_name(c));
+            }
+            return Err(error);
         }
         path.activating.push(k);
         let body = match p.node() {
