@@ -190,10 +190,9 @@ thread_local! {
     static STACK_BASE: Cell<usize> = const { Cell::new(0) };
     static STACK_BUDGET: Cell<usize> = const { Cell::new(DEFAULT_STACK_BUDGET) };
     static IN_PROGRESS: RefCell<Vec<(u8, u32)>> = const { RefCell::new(Vec::new()) };
-    /// Constant definitions referred to from inside their own evaluation (see `def_value`).
-    static SELF_REFERENCED: RefCell<Vec<u32>> = const { RefCell::new(Vec::new()) };
-    /// Calls being evaluated, and whether they were referred to from inside (see `apply`).
-    static CALLS_IN_PROGRESS: RefCell<HashMap<Call, bool>> = RefCell::new(HashMap::new());
+    /// The constant definitions and calls being evaluated, innermost last, each with whether
+    /// it was named inside its own body (see `Script::self_reference`).
+    static EVALUATING: RefCell<Vec<(Frame, bool)>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Sets how many bytes of stack evaluation may use on the calling thread (deep recursion in
@@ -681,6 +680,15 @@ impl Script {
             CspError::unpositioned(kind, msg)
         } else {
             CspError::at(&self.sources, span, kind, msg)
+        }
+    }
+
+    /// `e`, placed at `span` if it has no position yet.
+    fn at_if_unpositioned(&self, e: CspError, span: Span) -> CspError {
+        if e.location.is_some() || span == Span::default() {
+            e
+        } else {
+            self.err(span, e.kind, e.message)
         }
     }
 
@@ -1422,35 +1430,19 @@ impl Script {
         if let Some(r) = self.def_values[i as usize].get() {
             return r.clone();
         }
-        if matches!(def.kind, DefKind::Constant { .. })
-            && IN_PROGRESS.with(|p| p.borrow().contains(&(5, i)))
-        {
-            // `P = (a -> SKIP) ; P`: P is named inside its own body, not behind a prefix. If P
-            // is a process, that is a call of P (unfolded when the semantics reaches it);
-            // evaluation below checks that the value is indeed a process.
-            SELF_REFERENCED.with(|r| r.borrow_mut().push(i));
-            return Ok(Value::Proc(Proc::new(ProcNode::Call(Call {
+        if matches!(def.kind, DefKind::Constant { .. }) {
+            let call = Call {
                 target: Target::Global(i),
                 args: Arc::from([]),
-            }))));
+            };
+            if let Some(placeholder) = self_reference(Frame::Def(i), &call) {
+                return Ok(placeholder);
+            }
         }
         let r = self.guarded((5, i), &def.name, span, || match &def.kind {
             DefKind::Constant { expr } => {
-                let v = self.eval(expr, &mut Env::new());
-                let referenced = SELF_REFERENCED.with(|r| {
-                    let mut r = r.borrow_mut();
-                    let had = r.contains(&i);
-                    r.retain(|&d| d != i);
-                    had
-                });
-                let v = v?;
-                if referenced && !matches!(v, Value::Proc(_)) {
-                    return Err(self.err(
-                        span,
-                        ErrorKind::Eval,
-                        format!("the definition of `{}` depends on itself", def.name),
-                    ));
-                }
+                let v = evaluating(Frame::Def(i), || self.eval(expr, &mut Env::new()))
+                    .map_err(|e| self.at_if_unpositioned(e, def.span))?;
                 Ok(self.name_process(Target::Global(i), Vec::new(), v))
             }
             DefKind::Part { bind } => {
@@ -1652,34 +1644,12 @@ impl Script {
         if self.unfolds.contains_key(&call) {
             return Ok(Value::Proc(Proc::new(ProcNode::Call(call))));
         }
-        // `Q(n) = (a -> SKIP) ; Q(n)`: the call inside its own body, not behind a prefix, is
-        // a call of the process (as in `def_value`); the value is checked to be a process.
-        let recursive = CALLS_IN_PROGRESS.with(|c| match c.borrow_mut().get_mut(&call) {
-            Some(referenced) => {
-                *referenced = true;
-                true
-            }
-            None => false,
-        });
-        if recursive {
-            return Ok(Value::Proc(Proc::new(ProcNode::Call(call))));
+        let frame = Frame::Call(call.clone());
+        if let Some(placeholder) = self_reference(frame.clone(), &call) {
+            return Ok(placeholder);
         }
-        CALLS_IN_PROGRESS.with(|c| c.borrow_mut().insert(call.clone(), false));
-        let v = self.call_body(&fv.target, &applied, span);
-        let referenced = CALLS_IN_PROGRESS
-            .with(|c| c.borrow_mut().remove(&call))
-            .unwrap_or(false);
-        let v = v?;
-        if referenced && !matches!(v, Value::Proc(_)) {
-            return Err(self.err(
-                span,
-                ErrorKind::Eval,
-                format!(
-                    "`{}` calls itself with the same arguments",
-                    self.target_name(&fv.target)
-                ),
-            ));
-        }
+        let v = evaluating(frame, || self.call_body(&fv.target, &applied, span))
+            .map_err(|e| self.at_if_unpositioned(e, span))?;
         Ok(self.name_process(fv.target.clone(), flat, v))
     }
 
@@ -3197,6 +3167,48 @@ impl Script {
             _ => None,
         }
     }
+}
+
+/// A constant definition or a call being evaluated.
+#[derive(Clone, PartialEq, Eq)]
+enum Frame {
+    Def(u32),
+    Call(Call),
+}
+
+/// `P = (a -> SKIP) ; P`, `Q(n) = (a -> SKIP) ; Q(n)`: a process named directly inside its own
+/// body, not behind a prefix, is a call of itself (unfolded when the semantics reaches it), as
+/// in FDR. When `frame` is the innermost definition being evaluated, this returns that call and
+/// marks the frame, whose value must then be a process (`evaluating` checks it). A cycle through
+/// other definitions (`Q = R [] b -> STOP`, `R = Q |~| STOP`) is still reported by `guarded`.
+fn self_reference(frame: Frame, call: &Call) -> Option<Value> {
+    EVALUATING.with(|stack| {
+        let mut stack = stack.borrow_mut();
+        match stack.last_mut() {
+            Some((top, named)) if *top == frame => {
+                *named = true;
+                Some(Value::Proc(Proc::new(ProcNode::Call(call.clone()))))
+            }
+            _ => None,
+        }
+    })
+}
+
+/// Evaluates `body` with `frame` innermost; a frame named in its own body must be a process.
+fn evaluating(frame: Frame, body: impl FnOnce() -> EResult<Value>) -> EResult<Value> {
+    EVALUATING.with(|stack| stack.borrow_mut().push((frame, false)));
+    let v = body();
+    let named = EVALUATING
+        .with(|stack| stack.borrow_mut().pop())
+        .is_some_and(|(_, named)| named);
+    let v = v?;
+    if named && !matches!(v, Value::Proc(_)) {
+        return Err(CspError::unpositioned(
+            ErrorKind::Eval,
+            "a value that is not a process is defined in terms of itself",
+        ));
+    }
+    Ok(v)
 }
 
 fn func(target: Target) -> Value {
