@@ -58,18 +58,7 @@ impl<L: SectionLock> TermThread<L> {
     /// number of arguments differs from the symbol's arity.
     #[inline]
     pub fn create(&self, symbol: Symbol, args: &[TermRef<'_>]) -> Term<'_, L> {
-        assert_eq!(
-            symbol.arity(),
-            args.len(),
-            "{} takes {} arguments",
-            symbol.name(),
-            symbol.arity()
-        );
-        assert!(!symbol.is_int(), "integer terms are made with `int`");
-        // SAFETY: `TermRef` is `repr(transparent)` over `NonNull<Node>`, which has the size and
-        // alignment of `usize`; the payload of a term is its arguments' addresses.
-        let payload =
-            unsafe { std::slice::from_raw_parts(args.as_ptr() as *const usize, args.len()) };
+        let payload = payload_of(symbol, args);
         self.create_with_payload(symbol, payload)
     }
 
@@ -270,18 +259,7 @@ impl<'t, L: SectionLock> SharedSection<'t, L> {
     /// section ends. Panics if the number of arguments differs from the symbol's arity.
     #[inline]
     pub fn create(&self, symbol: Symbol, args: &[TermRef<'_>]) -> (TermRef<'_>, bool) {
-        assert_eq!(
-            symbol.arity(),
-            args.len(),
-            "{} takes {} arguments",
-            symbol.name(),
-            symbol.arity()
-        );
-        assert!(!symbol.is_int(), "integer terms are made with `int`");
-        // SAFETY: `TermRef` is `repr(transparent)` over `NonNull<Node>`, which has the size and
-        // alignment of `usize`; the payload of a term is its arguments' addresses.
-        let payload =
-            unsafe { std::slice::from_raw_parts(args.as_ptr() as *const usize, args.len()) };
+        let payload = payload_of(symbol, args);
         let (node, found) = self.thread.table.find_or_insert(symbol, payload);
         self.thread.count_creation(found);
         // SAFETY: the node is published; no collection runs before this section ends, and the
@@ -393,4 +371,21 @@ impl<L: SectionLock> fmt::Debug for Term<'_, L> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Display::fmt(&self.as_ref(), f)
     }
+}
+
+/// The payload of `symbol(args)`: its arguments' addresses. Panics if the number of arguments
+/// differs from the symbol's arity, or for the integer symbol.
+#[inline]
+fn payload_of<'a>(symbol: Symbol, args: &'a [TermRef<'_>]) -> &'a [usize] {
+    assert_eq!(
+        symbol.arity(),
+        args.len(),
+        "{} takes {} arguments",
+        symbol.name(),
+        symbol.arity()
+    );
+    assert!(!symbol.is_int(), "integer terms are made with `int`");
+    // SAFETY: `TermRef` is `repr(transparent)` over `NonNull<Node>`, which has the size and
+    // alignment of `usize`; the payload of a term is its arguments' addresses.
+    unsafe { std::slice::from_raw_parts(args.as_ptr() as *const usize, args.len()) }
 }
