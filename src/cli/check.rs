@@ -183,13 +183,23 @@ impl Checker {
             return Ok(e.clone());
         }
         let system = CspSystem::new(&self.script, process)?;
+        // One terminal line: the process's first characters.
+        let shown = self.script.show_proc(process);
+        let mut head: String = shown.chars().take(60).collect();
+        if head.len() < shown.len() {
+            head.push_str(" …");
+        }
+        let progress = super::progress::LevelProgress::start(&format!("exploring {head}"));
         let opts = ExploreOptions {
             threads: self.threads,
             record_transitions: true,
             max_states: self.max_states,
-            ..Default::default()
+            on_level: progress.as_ref().map(|p| p.observer()),
         };
         let exploration = explore(&system, &opts);
+        if let Some(p) = progress {
+            p.finish();
+        }
         if let Some(e) = system.take_error() {
             return Err(CheckError::Csp(e));
         }

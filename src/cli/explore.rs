@@ -1,13 +1,12 @@
 //! `weft explore`: generate a state space with the parallel explorer.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
 
 use weft::csp::CspSystem;
-use weft::explore::{explore, ExploreOptions, ExploreStats, LevelObserver};
+use weft::explore::{explore, ExploreOptions, ExploreStats};
 use weft::lts::aut::{read_aut_file, write_aut, AutOptions};
 use weft::ts::TransitionSystem;
 
@@ -96,11 +95,7 @@ pub(crate) fn run_exploration<T: TransitionSystem>(
         threads,
         record_transitions: args.out.is_some(),
         max_states: args.max_states,
-        on_level: progress.as_ref().map(|p| {
-            let p = p.clone();
-            Arc::new(move |levels, states, transitions| p.update(levels, states, transitions))
-                as LevelObserver
-        }),
+        on_level: progress.as_ref().map(|p| p.observer()),
     };
     let result = explore(ts, &opts);
     if let Some(p) = progress {

@@ -1,9 +1,12 @@
 //! A progress line on stderr for long runs, shown only when stderr is a terminal.
 
 use std::io::IsTerminal;
+use std::sync::Arc;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
+
+use weft::explore::LevelObserver;
 
 /// Progress of a level-by-level search.
 #[derive(Clone)]
@@ -32,6 +35,12 @@ impl LevelProgress {
         self.bar.set_message(format!(
             "level {levels}: {states} states, {transitions} transitions"
         ));
+    }
+
+    /// An explorer callback that reports each finished level on this line.
+    pub fn observer(&self) -> LevelObserver {
+        let p = self.clone();
+        Arc::new(move |levels, states, transitions| p.update(levels, states, transitions))
     }
 
     /// Removes the line.
