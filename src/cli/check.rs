@@ -14,6 +14,7 @@ use anyhow::{bail, Result};
 use clap::Args;
 use serde::Serialize;
 
+use super::refines::{angle, braces, explain_violation};
 use super::{EXIT_ERROR, EXIT_FAILS, EXIT_HOLDS};
 use weft::csp::lexer::Model as CspModel;
 use weft::csp::{load_script, Assertion, AssertionCheck, CspError, CspState, CspSystem, Proc};
@@ -23,7 +24,7 @@ use weft::refine::properties::{
     deadlock_free, deterministic, divergence_free, has_trace, tick_label, HasTrace,
     PropertyCounterexample, PropertyViolation,
 };
-use weft::refine::{check, CheckOptions, Counterexample, Model, Violation};
+use weft::refine::{check, CheckOptions, Counterexample, Model};
 use weft::ts::Label;
 
 /// Arguments of `weft check`.
@@ -313,14 +314,6 @@ fn model_of(m: CspModel) -> Model {
     }
 }
 
-fn angle(trace: &[String]) -> String {
-    format!("<{}>", trace.join(", "))
-}
-
-fn braces(events: &[String]) -> String {
-    format!("{{{}}}", events.join(", "))
-}
-
 /// The counterexample as JSON: `trace`, `kind` and the kind's fields, plus `process` (the
 /// process state where it shows, printed as CSPm).
 fn witness_json(w: &Witness, checked: &Explored) -> serde_json::Value {
@@ -342,45 +335,7 @@ fn witness_json(w: &Witness, checked: &Explored) -> serde_json::Value {
 fn explain(out: &mut String, w: &Witness, checked: &Explored) {
     match w {
         Witness::Refinement(c) => {
-            let _ = writeln!(out, "  trace: {}", angle(&c.trace));
-            match &c.violation {
-                Violation::Trace { event } => {
-                    let _ = writeln!(
-                        out,
-                        "  then the implementation performs {event}, which the specification cannot"
-                    );
-                }
-                Violation::Refusal {
-                    refused,
-                    spec_acceptances,
-                } => {
-                    let _ = writeln!(
-                        out,
-                        "  then the implementation refuses {} (a stable state)",
-                        braces(refused)
-                    );
-                    if spec_acceptances.is_empty() {
-                        let _ = writeln!(
-                            out,
-                            "  the specification has no stable state after the trace"
-                        );
-                    } else {
-                        let sets: Vec<String> =
-                            spec_acceptances.iter().map(|a| braces(a)).collect();
-                        let _ = writeln!(
-                            out,
-                            "  the specification's minimal acceptances there: {}",
-                            sets.join(", ")
-                        );
-                    }
-                }
-                Violation::Divergence => {
-                    let _ = writeln!(
-                        out,
-                        "  then the implementation diverges; the specification does not"
-                    );
-                }
-            }
+            explain_violation(out, c);
             let _ = writeln!(
                 out,
                 "  implementation state: {}",

@@ -9,7 +9,7 @@ use clap::{Args, ValueEnum};
 use super::{EXIT_FAILS, EXIT_HOLDS};
 use weft::lts::aut::{read_aut_file, AutOptions};
 use weft::lts::Lts;
-use weft::refine::{check, CheckOptions, CheckResult, Model, Search, Violation};
+use weft::refine::{check, CheckOptions, CheckResult, Counterexample, Model, Search, Violation};
 
 /// Arguments of `weft refines`.
 #[derive(Args)]
@@ -105,28 +105,21 @@ fn to_json(result: &CheckResult) -> serde_json::Value {
     })
 }
 
-fn braces(events: &[String]) -> String {
+/// `{a, b}`.
+pub(super) fn braces(events: &[String]) -> String {
     format!("{{{}}}", events.join(", "))
 }
 
-/// The human-readable verdict and counterexample.
-fn explain(result: &CheckResult, spec: &str, implementation: &str) -> String {
-    let mut out = String::new();
-    let model = result.model.name();
-    let Some(cex) = &result.counterexample else {
-        let _ = writeln!(out, "holds: {implementation} refines {spec} ({model})");
-        return out;
-    };
-    let _ = writeln!(
-        out,
-        "does not hold: {implementation} does not refine {spec} ({model})"
-    );
-    let trace = if cex.trace.is_empty() {
-        "<>".to_string()
-    } else {
-        format!("<{}>", cex.trace.join(", "))
-    };
-    let _ = writeln!(out, "  trace: {trace}");
+/// `<a, b>`.
+pub(super) fn angle(trace: &[String]) -> String {
+    format!("<{}>", trace.join(", "))
+}
+
+/// The FDR-style lines of a refinement counterexample: the trace, then what the
+/// implementation does at its end and what the specification allows there. Callers add the
+/// implementation's state in their own terms (a number, a process).
+pub(super) fn explain_violation(out: &mut String, cex: &Counterexample) {
+    let _ = writeln!(out, "  trace: {}", angle(&cex.trace));
     match &cex.violation {
         Violation::Trace { event } => {
             let _ = writeln!(
@@ -140,8 +133,7 @@ fn explain(result: &CheckResult, spec: &str, implementation: &str) -> String {
         } => {
             let _ = writeln!(
                 out,
-                "  then the implementation, in stable state {}, refuses {}",
-                cex.impl_state,
+                "  then the implementation refuses {} in a stable state",
                 braces(refused)
             );
             if spec_acceptances.is_empty() {
@@ -162,11 +154,25 @@ fn explain(result: &CheckResult, spec: &str, implementation: &str) -> String {
         Violation::Divergence => {
             let _ = writeln!(
                 out,
-                "  then the implementation diverges (state {}); the specification does not",
-                cex.impl_state
+                "  then the implementation diverges; the specification does not"
             );
         }
     }
+}
+
+/// The human-readable verdict and counterexample.
+fn explain(result: &CheckResult, spec: &str, implementation: &str) -> String {
+    let mut out = String::new();
+    let model = result.model.name();
+    let Some(cex) = &result.counterexample else {
+        let _ = writeln!(out, "holds: {implementation} refines {spec} ({model})");
+        return out;
+    };
+    let _ = writeln!(
+        out,
+        "does not hold: {implementation} does not refine {spec} ({model})"
+    );
+    explain_violation(&mut out, cex);
     let _ = writeln!(
         out,
         "  ({} product steps, taus included; implementation state {})",
