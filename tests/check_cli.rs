@@ -5,22 +5,11 @@
 
 mod common;
 
+use common::weft;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_json::Value;
-
-fn weft(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_weft"))
-        .args(args)
-        .output()
-        .expect("run weft");
-    (
-        out.status.code().expect("exit code"),
-        String::from_utf8(out.stdout).expect("utf-8"),
-        String::from_utf8(out.stderr).expect("utf-8"),
-    )
-}
 
 /// `weft check --json` on `path`: exit code and the parsed `assertions` array.
 fn check_json(path: &Path, threads: usize) -> (i32, Vec<Value>) {

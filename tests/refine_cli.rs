@@ -2,20 +2,9 @@
 
 mod common;
 
-use std::path::PathBuf;
-use std::process::Command;
+use common::weft;
 
-fn weft(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_weft"))
-        .args(args)
-        .output()
-        .expect("run weft");
-    (
-        out.status.code().expect("exit code"),
-        String::from_utf8(out.stdout).expect("utf-8"),
-        String::from_utf8(out.stderr).expect("utf-8"),
-    )
-}
+use std::path::PathBuf;
 
 fn compare(name: &str) -> String {
     common::corpus_dir()

@@ -9,6 +9,19 @@ use weft::csp::{CspError, Proc, ProcNode, Script};
 
 pub mod failures_oracle;
 
+/// Runs the `weft` binary with `args`: exit code, stdout, stderr.
+pub fn weft(args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_weft"))
+        .args(args)
+        .output()
+        .expect("run weft");
+    (
+        out.status.code().expect("exit code"),
+        String::from_utf8(out.stdout).expect("utf-8"),
+        String::from_utf8(out.stderr).expect("utf-8"),
+    )
+}
+
 /// The shared test corpus: `$WEFT_CORPUS` if set, else `<crate>/../shared/corpus`, else
 /// `/work/shared/corpus`.
 pub fn corpus_dir() -> PathBuf {
