@@ -50,38 +50,16 @@
 //! than turned into a hang on a mutex a spinning thread holds.
 #![cfg(loom)]
 
-use std::ops::Deref;
-use std::time::Instant;
+mod common;
 
+use std::ops::Deref;
+
+use common::check;
 use loom::cell::UnsafeCell;
 use loom::sync::atomic::{AtomicUsize, Ordering};
 use loom::sync::{Arc, Condvar, Mutex};
 use loom::thread;
 use weft::sync::{BusyForbidden, Participant};
-
-/// Preemption bound used when `LOOM_MAX_PREEMPTIONS` is not set.
-const DEFAULT_PREEMPTIONS: usize = 2;
-
-/// Runs `model` in every interleaving loom explores and prints how many there were.
-fn check(name: &str, model: impl Fn() + Sync + Send + 'static) {
-    let mut builder = loom::model::Builder::new();
-    if builder.preemption_bound.is_none() {
-        builder.preemption_bound = Some(DEFAULT_PREEMPTIONS);
-    }
-    let bound = builder.preemption_bound;
-    let iterations = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let counter = iterations.clone();
-    let start = Instant::now();
-    builder.check(move || {
-        counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        model();
-    });
-    eprintln!(
-        "{name}: {} interleavings, preemption bound {bound:?}, {:.2?}",
-        iterations.load(std::sync::atomic::Ordering::Relaxed),
-        start.elapsed()
-    );
-}
 
 /// Occupancy added by a thread in the exclusive section (a shared section adds 1).
 const EXCLUSIVE: usize = 1 << 16;

@@ -27,38 +27,16 @@
 //! compare-and-swap, a relaxed compare-and-swap, and root sets left unmarked.
 #![cfg(loom)]
 
+mod common;
+
 use std::ops::Deref;
 use std::sync::Arc;
-use std::time::Instant;
 
+use common::check;
 use loom::sync::atomic::{AtomicUsize, Ordering};
 use loom::sync::{Condvar, Mutex};
 use loom::thread;
 use weft::term::{RootSet, Symbol, Term, TermId, TermRef, TermTable, TermThread};
-
-/// Preemption bound used when `LOOM_MAX_PREEMPTIONS` is not set.
-const DEFAULT_PREEMPTIONS: usize = 2;
-
-/// Runs `model` in every interleaving loom explores and prints how many there were.
-fn check(name: &str, model: impl Fn() + Sync + Send + 'static) {
-    let mut builder = loom::model::Builder::new();
-    if builder.preemption_bound.is_none() {
-        builder.preemption_bound = Some(DEFAULT_PREEMPTIONS);
-    }
-    let bound = builder.preemption_bound;
-    let iterations = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let counter = iterations.clone();
-    let start = Instant::now();
-    builder.check(move || {
-        counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        model();
-    });
-    eprintln!(
-        "{name}: {} interleavings, preemption bound {bound:?}, {:.2?}",
-        iterations.load(std::sync::atomic::Ordering::Relaxed),
-        start.elapsed()
-    );
-}
 
 /// A thread's use of the table that a thread unwinding from a failed model leaks instead of
 /// dropping: its `Drop` takes the lock's mutex, which a spinning collector (or the panicking
