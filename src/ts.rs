@@ -26,4 +26,12 @@ pub trait TransitionSystem: Sync {
 
     /// The printable name of `label` (`"tau"` for [`TAU`]).
     fn label_name(&self, label: Label) -> String;
+
+    /// For a system that numbers its states itself: the number of `state`, fixed when the
+    /// state is first created and unique to it (numbers are small: below the count of states
+    /// created plus a little slack). The explorer then tells new states by their numbers
+    /// instead of hashing them a second time. `None` (the default) for other systems.
+    fn state_number(&self, _state: &Self::State) -> Option<u32> {
+        None
+    }
 }

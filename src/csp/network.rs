@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use crate::term::{TermId, TermRef};
+use crate::term::TermRef;
 use crate::ts::{Label, TAU};
 
 use super::labels::{Alphabets, LabelSet, LinkMap, RenameMap, TICK};
@@ -155,34 +155,53 @@ pub(crate) struct Move {
 }
 
 /// The transitions of the leaves of one state: leaf `i`'s are `flat[spans[i].0..][..spans[i].1]`.
-#[derive(Default)]
-pub(crate) struct LeafMoves {
-    pub(crate) flat: Vec<(Label, TermId)>,
+/// A target `X` is a leaf term or a leaf's number.
+pub(crate) struct LeafMoves<X> {
+    pub(crate) flat: Vec<(Label, X)>,
     pub(crate) spans: Vec<(u32, u32)>,
 }
 
-impl LeafMoves {
+impl<X> Default for LeafMoves<X> {
+    fn default() -> Self {
+        LeafMoves {
+            flat: Vec::new(),
+            spans: Vec::new(),
+        }
+    }
+}
+
+impl<X> LeafMoves<X> {
     #[inline]
-    fn of(&self, leaf: u32) -> &[(Label, TermId)] {
+    fn of(&self, leaf: u32) -> &[(Label, X)] {
         let (start, len) = self.spans[leaf as usize];
         &self.flat[start as usize..(start + len) as usize]
     }
 }
 
 /// Reusable buffers of [`combine`].
-#[derive(Default)]
-pub(crate) struct Scratch {
+pub(crate) struct Scratch<X> {
     /// The moves; after [`combine`], those of the network.
     pub(crate) moves: Vec<Move>,
-    /// (leaf, new leaf term) pairs the moves point into.
-    pub(crate) updates: Vec<(u32, TermId)>,
+    /// (leaf, new leaf) pairs the moves point into.
+    pub(crate) updates: Vec<(u32, X)>,
     /// Boundaries of the children's moves, a stack.
     bounds: Vec<u32>,
     /// Cursors of the sync enumeration.
     cursors: Vec<u32>,
 }
 
-impl Scratch {
+impl<X> Default for Scratch<X> {
+    fn default() -> Self {
+        Scratch {
+            moves: Vec::new(),
+            updates: Vec::new(),
+            bounds: Vec::new(),
+            cursors: Vec::new(),
+        }
+    }
+}
+
+impl<X> Scratch<X> {
     pub(crate) fn clear(&mut self) {
         self.moves.clear();
         self.updates.clear();
@@ -196,7 +215,7 @@ fn is_synchronised(sync: &Option<Arc<(EventSet, LabelSet)>>, l: Label) -> bool {
 }
 
 /// Appends to `s.moves` the moves of `node` given its leaves' transitions.
-pub(crate) fn combine(node: &NetNode, leaves: &LeafMoves, s: &mut Scratch) {
+pub(crate) fn combine<X: Copy>(node: &NetNode, leaves: &LeafMoves<X>, s: &mut Scratch<X>) {
     match node {
         NetNode::Leaf(i) => {
             for &(label, target) in leaves.of(*i) {
@@ -317,10 +336,10 @@ pub(crate) fn combine(node: &NetNode, leaves: &LeafMoves, s: &mut Scratch) {
 
 /// Combines the children in order; returns where their moves start and where their
 /// boundaries start in `s.bounds` (child `c`'s moves are `bounds[bs + c]..bounds[bs + c + 1]`).
-fn children_moves<'n>(
+fn children_moves<'n, X: Copy>(
     children: impl Iterator<Item = &'n NetNode>,
-    leaves: &LeafMoves,
-    s: &mut Scratch,
+    leaves: &LeafMoves<X>,
+    s: &mut Scratch<X>,
 ) -> (usize, usize) {
     let from = s.moves.len();
     let bs = s.bounds.len();
@@ -337,8 +356,15 @@ fn children_moves<'n>(
 
 /// Appends a move labelled `out` for every way of choosing, for each child in `others`, one of
 /// its moves labelled `wanted`, together with `first`.
-fn sync_moves(s: &mut Scratch, wanted: Label, out: Label, first: Move, bs: usize, others: &[u32]) {
-    let range = |s: &Scratch, j: usize| {
+fn sync_moves<X: Copy>(
+    s: &mut Scratch<X>,
+    wanted: Label,
+    out: Label,
+    first: Move,
+    bs: usize,
+    others: &[u32],
+) {
+    let range = |s: &Scratch<X>, j: usize| {
         let c = others[j] as usize;
         (s.bounds[bs + c], s.bounds[bs + c + 1])
     };
@@ -377,10 +403,10 @@ fn sync_moves(s: &mut Scratch, wanted: Label, out: Label, first: Move, bs: usize
 }
 
 /// Pushes the move `out` made of `first` and the moves at `s.cursors[base..]`.
-fn push_combined(s: &mut Scratch, out: Label, first: Move, base: usize) {
+fn push_combined<X: Copy>(s: &mut Scratch<X>, out: Label, first: Move, base: usize) {
     let start = s.updates.len() as u32;
     if out != TICK {
-        let push_updates = |s: &mut Scratch, m: Move| {
+        let push_updates = |s: &mut Scratch<X>, m: Move| {
             for u in m.start..m.start + m.len {
                 let upd = s.updates[u as usize];
                 s.updates.push(upd);

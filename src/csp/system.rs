@@ -1,60 +1,130 @@
-//! [`CspSystem`]: a CSPm process as a [`TransitionSystem`] over process terms.
+//! [`CspSystem`]: a CSPm process as a [`TransitionSystem`].
 //!
-//! # States and garbage collection
+//! # States
 //!
-//! A state is a term of the process-wide term table ([`crate::term::global`]). When the
-//! process is a network (static operators at the top), a state is one flat term
-//! `net#k(L1, ..., Ln)` of its leaves (the symbol is private to the system); otherwise it is the
-//! process term itself; after ✓ it is Ω.
+//! The sequential processes a system meets are terms of the process-wide term table
+//! ([`crate::term::global`]), each numbered once in the system's [`LeafTable`], which also keeps
+//! its transitions (as pairs of a label and a target's number).
+//!
+//! - When the process is a network (static operators at the top), a state is, as in FDR, the
+//!   vector of its leaves' numbers, kept in a [`StateIndex`] that numbers each vector once;
+//!   Ω (after ✓) is the vector of [`OMEGA_LEAF`]s. A state's successors combine its leaves'
+//!   transitions ([`combine`]): no term is made per network state.
+//! - Otherwise a state is a process term and its number is its leaf number.
+//!
+//! A [`CspState`] is that number, fixed when the state is first met, so the explorer needs no
+//! index of its own ([`TransitionSystem::state_number`]).
+//!
+//! # Garbage collection
 //!
 //! All term work for one state runs inside one shared section of the calling thread's
 //! [`TermThread`], so no collection runs meanwhile and the terms read or created there need no
-//! protection. Whatever outlives the section is held by the system's [`RootSet`], registered
-//! for the system's lifetime, so collections (which stay enabled: the table's countdown
-//! triggers them between two states) never take a term the system or the explorer holds:
-//!
-//! - the memo of transitions (every fired term and every target) and the activated lazy
-//!   processes;
-//! - the *pinned* network states: a thread that *inserts* a `net#k` term into the table pushes
-//!   it onto its own pinned list before its section ends. Only this system creates `net#k`
-//!   terms and it pins every one it inserts, so a `net#k` term found in the table is pinned
-//!   already; every state handed to the explorer is thus kept, at the cost of one word per
-//!   state (not per transition) and no hashing. Lists are per thread so that pinning takes
-//!   no shared lock;
-//! - the initial state and Ω.
-//!
-//! The memo and the pinned lists only grow while the system lives; dropping the system
-//! unregisters them and the next collection frees what nothing else holds.
+//! protection. What outlives the section is held by the system's [`RootSet`], registered for
+//! the system's lifetime: the memo of transitions (every fired term and every target), the
+//! activated lazy processes, the leaf table and Ω. They only grow while the system lives;
+//! dropping the system unregisters them and the next collection frees what nothing else holds.
+//! The leaf table's lock is taken only inside shared sections, so a collector (which visits
+//! the roots in its exclusive section) never waits for it.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 
-use parking_lot::Mutex;
+use dashmap::DashMap;
+use parking_lot::{Mutex, RwLock};
 
+use crate::explore::{IndexHandle, StateIndex};
 use crate::hash::WordBuildHasher;
-use crate::term::{global, RootRegistration, RootSet, Symbol, TermId, TermRef, TermThread};
+use crate::term::{global, RootRegistration, RootSet, TermId, TermThread};
 use crate::ts::{Label, TransitionSystem};
 
-use super::error::CspError;
+use super::error::{CspError, ErrorKind};
 use super::eval::Script;
 use super::labels::TICK;
 use super::network::{combine, LeafMoves, NetNode, Scratch};
-use super::semantics::{sort_moves, Semantics};
+use super::semantics::Semantics;
 use super::terms::{term, BuildPath, Encoding, Op, Section};
 use super::value::Proc;
 
-/// A state of a [`CspSystem`]: a term kept alive by the system.
+/// A state of a [`CspSystem`]: its number (see the module documentation).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct CspState(pub TermId);
+pub struct CspState(u32);
+
+/// The leaf number standing for Ω in a network's state vector.
+pub(crate) const OMEGA_LEAF: u32 = u32::MAX;
 
 /// How states are made.
 enum Shape {
-    /// States are process terms; successors come from the memo.
+    /// States are process terms, numbered as leaves.
     Term,
-    /// States are `symbol(leaves)`; successors combine the leaves' memoised transitions.
-    Network { node: NetNode, symbol: Symbol },
+    /// States are vectors of leaf numbers in `index`; `omega` is the number of Ω.
+    Network {
+        node: NetNode,
+        index: StateIndex,
+        omega: u32,
+    },
+}
+
+/// One sequential process met by the system, and its transitions once computed.
+struct Leaf {
+    term: TermId,
+    moves: Option<Arc<[(Label, u32)]>>,
+}
+
+/// The sequential processes of a system, numbered densely in the order they are met.
+#[derive(Default)]
+struct LeafTable {
+    numbers: DashMap<TermId, u32, WordBuildHasher>,
+    /// By number; written only under the write lock, which also makes numbering unique.
+    leaves: RwLock<Vec<Leaf>>,
+}
+
+impl LeafTable {
+    /// The number of `t`, given on first call.
+    fn number(&self, t: TermId) -> u32 {
+        if let Some(n) = self.numbers.get(&t) {
+            return *n;
+        }
+        let mut leaves = self.leaves.write();
+        if let Some(n) = self.numbers.get(&t) {
+            return *n;
+        }
+        let n = leaves.len() as u32;
+        leaves.push(Leaf {
+            term: t,
+            moves: None,
+        });
+        self.numbers.insert(t, n);
+        n
+    }
+
+    fn term(&self, n: u32) -> TermId {
+        self.leaves.read()[n as usize].term
+    }
+
+    /// The transitions of leaf `n`, computed on first call (inside a shared section).
+    fn moves(
+        &self,
+        sem: &Semantics,
+        sec: &Section<'_>,
+        n: u32,
+    ) -> Result<Arc<[(Label, u32)]>, CspError> {
+        let t = {
+            let leaves = self.leaves.read();
+            let leaf = &leaves[n as usize];
+            if let Some(moves) = &leaf.moves {
+                return Ok(moves.clone());
+            }
+            leaf.term
+        };
+        let fired = sem.transitions(sec, term(sec, t), 0)?;
+        let moves: Arc<[(Label, u32)]> = fired
+            .iter()
+            .map(|&(label, target)| (label, self.number(target)))
+            .collect();
+        let mut leaves = self.leaves.write();
+        Ok(leaves[n as usize].moves.get_or_insert(moves).clone())
+    }
 }
 
 /// What the threads of a system share; also its root set.
@@ -62,24 +132,20 @@ struct Shared {
     id: u64,
     sem: Semantics,
     shape: Shape,
-    initial: TermId,
+    leaves: LeafTable,
+    initial: u32,
     omega: TermId,
     labels: Vec<String>,
-    /// Every thread's pinned network states.
-    pinned: Mutex<Vec<Arc<Mutex<Vec<TermId>>>>>,
     failed: AtomicBool,
     error: Mutex<Option<CspError>>,
 }
 
 impl RootSet for Shared {
     fn for_each_root(&self, visit: &mut dyn FnMut(TermId)) {
-        visit(self.initial);
         visit(self.omega);
         self.sem.for_each_term(visit);
-        for list in self.pinned.lock().iter() {
-            for &t in list.lock().iter() {
-                visit(t);
-            }
+        for leaf in self.leaves.leaves.read().iter() {
+            visit(leaf.term);
         }
     }
 }
@@ -108,13 +174,17 @@ thread_local! {
 struct ThreadContext {
     system: u64,
     owner: Weak<Shared>,
-    pinned: Arc<Mutex<Vec<TermId>>>,
-    /// Leaf term → its transitions in `leaves.flat` (copied from the shared memo once per
-    /// thread, so reading them takes no lock and touches no shared cache line).
-    cache: HashMap<TermId, (u32, u32), WordBuildHasher>,
-    leaves: LeafMoves,
-    scratch: Scratch,
-    out: Vec<(Label, TermId)>,
+    /// This thread's access to a network's state index.
+    handle: Option<IndexHandle>,
+    /// Leaf number → its transitions in `leaves.flat` (copied from the leaf table once per
+    /// thread, so reading them takes no lock; `(u32::MAX, 0)` for not yet).
+    spans: Vec<(u32, u32)>,
+    leaves: LeafMoves<u32>,
+    scratch: Scratch<u32>,
+    /// The state being expanded and its successor being built.
+    key: Vec<u32>,
+    next: Vec<u32>,
+    out: Vec<(Label, u32)>,
 }
 
 static NEXT_SYSTEM: AtomicU64 = AtomicU64::new(1);
@@ -134,25 +204,32 @@ impl CspSystem {
             let sec = tt.shared_section();
             let t = enc.build(&sec, process, &mut BuildPath::default())?;
             let omega = enc.omega(&sec).id();
+            let leaf_table = LeafTable::default();
             let (initial, shape) = if Op::of(t).is_static() {
                 let mut leaves = Vec::new();
                 let node = NetNode::compile(&enc, t, u32::MAX, &mut leaves);
-                let symbol = Symbol::new(&format!("net#{id}"), leaves.len());
-                (
-                    sec.create(symbol, &leaves).0.id(),
-                    Shape::Network { node, symbol },
-                )
+                let key: Vec<u32> = leaves.iter().map(|l| leaf_table.number(l.id())).collect();
+                let index = StateIndex::new(key.len());
+                let mut handle = index.handle();
+                let too_many = |e: crate::explore::IndexFull| {
+                    CspError::unpositioned(ErrorKind::Limit, e.to_string())
+                };
+                let initial = index.insert(&mut handle, &key).map_err(too_many)?.0;
+                let omega_key = vec![OMEGA_LEAF; key.len()];
+                let omega = index.insert(&mut handle, &omega_key).map_err(too_many)?.0;
+                drop(handle);
+                (initial, Shape::Network { node, index, omega })
             } else {
-                (t.id(), Shape::Term)
+                (leaf_table.number(t.id()), Shape::Term)
             };
             let shared = Arc::new(Shared {
                 id,
                 sem: Semantics::new(enc),
                 shape,
+                leaves: leaf_table,
                 initial,
                 omega,
                 labels,
-                pinned: Mutex::new(Vec::new()),
                 failed: AtomicBool::new(false),
                 error: Mutex::new(None),
             });
@@ -195,16 +272,21 @@ impl CspSystem {
         let shared = &*self.shared;
         TERMS.with(|tt| {
             let sec = tt.shared_section();
-            let t = term(&sec, state.0);
-            match (&shared.shape, Op::of(t)) {
-                (Shape::Network { node, .. }, Op::Net) => {
-                    let leaves: Vec<Proc> = t
-                        .args()
-                        .map(|l| shared.sem.enc.to_proc(l).expect("a leaf is never Ω"))
+            let leaf_proc = |n: u32| shared.sem.enc.to_proc(term(&sec, shared.leaves.term(n)));
+            match &shared.shape {
+                Shape::Network { node, index, .. } => {
+                    let mut key = vec![0; index.width()];
+                    index.read_key(state.0, &mut key);
+                    if key[0] == OMEGA_LEAF {
+                        return None;
+                    }
+                    let leaves: Vec<Proc> = key
+                        .iter()
+                        .map(|&n| leaf_proc(n).expect("a leaf is never Ω"))
                         .collect();
                     Some(node.to_proc(&leaves))
                 }
-                _ => shared.sem.enc.to_proc(t),
+                Shape::Term => leaf_proc(state.0),
             }
         })
     }
@@ -248,19 +330,19 @@ impl CspSystem {
                 Some(i) => i,
                 None => {
                     contexts.retain(|c| c.owner.strong_count() > 0);
-                    let pinned = Arc::new(Mutex::new(Vec::new()));
-                    TERMS.with(|tt| {
-                        // Registered inside a section: the root set changes only there.
-                        let _sec = tt.shared_section();
-                        self.shared.pinned.lock().push(pinned.clone());
-                    });
+                    let handle = match &self.shared.shape {
+                        Shape::Network { index, .. } => Some(index.handle()),
+                        Shape::Term => None,
+                    };
                     contexts.push(ThreadContext {
                         system: self.shared.id,
                         owner: Arc::downgrade(&self.shared),
-                        pinned,
-                        cache: HashMap::default(),
+                        handle,
+                        spans: Vec::new(),
                         leaves: LeafMoves::default(),
                         scratch: Scratch::default(),
+                        key: Vec::new(),
+                        next: Vec::new(),
                         out: Vec::new(),
                     });
                     contexts.len() - 1
@@ -274,52 +356,70 @@ impl CspSystem {
         })
     }
 
-    /// The successors of a network state into `ctx.out`.
+    /// The span of leaf `n`'s transitions in `ctx.leaves.flat`.
+    #[inline]
+    fn leaf_span(
+        &self,
+        ctx: &mut ThreadContext,
+        sec: &Section<'_>,
+        n: u32,
+    ) -> Result<(u32, u32), CspError> {
+        if let Some(&span) = ctx.spans.get(n as usize) {
+            if span.0 != u32::MAX {
+                return Ok(span);
+            }
+        }
+        let shared = &*self.shared;
+        let moves = shared.leaves.moves(&shared.sem, sec, n)?;
+        let span = (ctx.leaves.flat.len() as u32, moves.len() as u32);
+        ctx.leaves.flat.extend_from_slice(&moves);
+        if ctx.spans.len() <= n as usize {
+            ctx.spans.resize(n as usize + 1, (u32::MAX, 0));
+        }
+        ctx.spans[n as usize] = span;
+        Ok(span)
+    }
+
+    /// The successors of network state `state` into `ctx.out`.
     fn network_successors(
         &self,
         ctx: &mut ThreadContext,
         sec: &Section<'_>,
         node: &NetNode,
-        symbol: Symbol,
-        state: TermRef<'_>,
+        index: &StateIndex,
+        omega: u32,
+        state: u32,
     ) -> Result<(), CspError> {
-        let sem = &self.shared.sem;
+        let width = index.width();
+        ctx.key.resize(width, 0);
+        index.read_key(state, &mut ctx.key);
+        if ctx.key[0] == OMEGA_LEAF {
+            return Ok(());
+        }
         ctx.leaves.spans.clear();
-        for leaf in state.args() {
-            let span = match ctx.cache.get(&leaf.id()) {
-                Some(&span) => span,
-                None => {
-                    let moves = sem.transitions(sec, leaf, 0)?;
-                    let span = (ctx.leaves.flat.len() as u32, moves.len() as u32);
-                    ctx.leaves.flat.extend_from_slice(&moves);
-                    ctx.cache.insert(leaf.id(), span);
-                    span
-                }
-            };
+        for position in 0..width {
+            let span = self.leaf_span(ctx, sec, ctx.key[position])?;
             ctx.leaves.spans.push(span);
         }
         ctx.scratch.clear();
         combine(node, &ctx.leaves, &mut ctx.scratch);
-        let mut args: Vec<TermRef<'_>> = state.args().collect();
-        let mut pinned = None;
+        ctx.next.clone_from(&ctx.key);
+        let handle = ctx.handle.as_mut().expect("a network context has a handle");
         for m in &ctx.scratch.moves {
             if m.label == TICK {
-                ctx.out.push((TICK, self.shared.omega));
+                ctx.out.push((TICK, omega));
                 continue;
             }
             let updates = &ctx.scratch.updates[m.start as usize..(m.start + m.len) as usize];
-            for &(leaf, next) in updates {
-                args[leaf as usize] = term(sec, next);
+            for &(position, leaf) in updates {
+                ctx.next[position as usize] = leaf;
             }
-            let (next, inserted) = sec.create(symbol, &args);
-            if inserted {
-                pinned
-                    .get_or_insert_with(|| ctx.pinned.lock())
-                    .push(next.id());
-            }
-            ctx.out.push((m.label, next.id()));
-            for &(leaf, _) in updates {
-                args[leaf as usize] = state.arg(leaf as usize);
+            let (next, _) = index
+                .insert(handle, &ctx.next)
+                .map_err(|e| CspError::unpositioned(ErrorKind::Limit, e.to_string()))?;
+            ctx.out.push((m.label, next));
+            for &(position, _) in updates {
+                ctx.next[position as usize] = ctx.key[position as usize];
             }
         }
         Ok(())
@@ -337,23 +437,20 @@ impl TransitionSystem for CspSystem {
         let shared = &*self.shared;
         let result = self.with_context(|ctx, sec| {
             ctx.out.clear();
-            let t = term(sec, state.0);
-            let r = match (&shared.shape, Op::of(t)) {
-                (Shape::Network { node, symbol }, Op::Net) => {
-                    self.network_successors(ctx, sec, node, *symbol, t)
+            let r = match &shared.shape {
+                Shape::Network { node, index, omega } => {
+                    self.network_successors(ctx, sec, node, index, *omega, state.0)
                 }
-                _ => shared
-                    .sem
-                    .transitions(sec, t, 0)
+                Shape::Term => shared
+                    .leaves
+                    .moves(&shared.sem, sec, state.0)
                     .map(|moves| ctx.out.extend_from_slice(&moves)),
             };
-            match r {
-                Ok(()) => {
-                    sort_moves(&mut ctx.out);
-                    Ok(std::mem::take(&mut ctx.out))
-                }
-                Err(e) => Err(e),
-            }
+            r.map(|()| {
+                ctx.out.sort_unstable();
+                ctx.out.dedup();
+                std::mem::take(&mut ctx.out)
+            })
         });
         match result {
             Ok(mut out) => {
@@ -381,5 +478,9 @@ impl TransitionSystem for CspSystem {
             .get(label as usize)
             .cloned()
             .unwrap_or_else(|| format!("label{label}"))
+    }
+
+    fn state_number(&self, state: &CspState) -> Option<u32> {
+        Some(state.0)
     }
 }

@@ -6,8 +6,15 @@
 //! explorer records every transition (for `.aut` output); it always records one parent per
 //! state (so a shortest trace to any state, e.g. a deadlock, can be rebuilt) and the deadlocks.
 //!
+//! A system that numbers its states itself ([`TransitionSystem::state_number`], e.g. CSP
+//! networks, whose states live in a [`StateIndex`]) is not hashed a second time: workers mark
+//! the numbers they meet in a concurrent bitmap, and the explorer's ids are given to the new
+//! states when a level is merged.
+//!
 //! The numbers of states, transitions, levels and deadlocks do not depend on the thread count;
 //! the ids of states may (the LTS is the same up to renumbering).
+
+pub mod index;
 
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::Instant;
@@ -17,6 +24,10 @@ use rayon::prelude::*;
 
 use crate::lts::Lts;
 use crate::ts::{Label, TransitionSystem};
+
+use crate::sync::shim::AtomicU64;
+use index::Segmented;
+pub use index::{IndexFull, IndexHandle, StateIndex};
 
 /// Stack size of the worker threads.
 pub const WORKER_STACK_BYTES: usize = 64 << 20;
@@ -115,11 +126,65 @@ impl<S> Exploration<S> {
     }
 }
 
-type Index<S> = DashMap<S, u32, crate::hash::WordBuildHasher>;
+/// How workers tell new states from known ones.
+enum Known<S> {
+    /// A concurrent map from states to ids, given on discovery.
+    Hashed {
+        index: DashMap<S, u32, crate::hash::WordBuildHasher>,
+        next_id: AtomicU32,
+    },
+    /// The system numbers its states: a bitmap of the numbers met (bit `n % 64` of word
+    /// `n / 64`); ids are given when a level is merged.
+    Numbered { seen: Segmented<AtomicU64> },
+}
+
+impl<S: Clone + Eq + std::hash::Hash> Known<S> {
+    /// The key of `state` (its id, or its number) and whether this call discovered it; `None`
+    /// when it is new but over the limit.
+    #[inline]
+    fn discover<T: TransitionSystem<State = S>>(
+        &self,
+        ts: &T,
+        state: S,
+        max_states: u64,
+        limit_hit: &AtomicBool,
+    ) -> Option<(u32, bool, S)> {
+        match self {
+            Known::Hashed { index, next_id } => match index.entry(state) {
+                dashmap::mapref::entry::Entry::Occupied(e) => {
+                    Some((*e.get(), false, e.key().clone()))
+                }
+                dashmap::mapref::entry::Entry::Vacant(v) => {
+                    // Ordering: Relaxed; ids need only be unique, the level barrier publishes
+                    // them.
+                    let new = next_id.fetch_add(1, Ordering::Relaxed);
+                    if new as u64 >= max_states {
+                        // Over the limit: the state is not kept, nor the transition to it.
+                        limit_hit.store(true, Ordering::Relaxed);
+                        return None;
+                    }
+                    let state = v.key().clone();
+                    v.insert(new);
+                    Some((new, true, state))
+                }
+            },
+            Known::Numbered { seen } => {
+                let number = ts.state_number(&state).expect("a numbered system");
+                let word = &seen.get_or_alloc(number as u64 / 64)[0];
+                let bit = 1u64 << (number % 64);
+                // Ordering: Relaxed, both; the bit only decides which worker adds the state
+                // to the next level (the level's join publishes everything else).
+                let new = word.load(Ordering::Relaxed) & bit == 0
+                    && word.fetch_or(bit, Ordering::Relaxed) & bit == 0;
+                Some((number, new, state))
+            }
+        }
+    }
+}
 
 /// What one worker found in its share of a level.
 struct LevelPart<S> {
-    /// New states: (id, state, parent id, label).
+    /// New states: (id or number, state, parent id, label).
     discovered: Vec<(u32, S, u32, Label)>,
     transitions: Vec<(u32, Label, u32)>,
     transition_count: u64,
@@ -151,15 +216,35 @@ pub fn explore<T: TransitionSystem>(ts: &T, opts: &ExploreOptions) -> Exploratio
 
 fn explore_in_pool<T: TransitionSystem>(ts: &T, opts: &ExploreOptions) -> Exploration<T::State> {
     let start = Instant::now();
-    // Many more shards than threads: two workers then rarely want the same shard's lock at
-    // once (dashmap's default, four per core, had them collide on every few insertions).
-    let shards = (opts.threads.max(1) * 256).next_power_of_two();
-    let index: Index<T::State> = DashMap::with_hasher_and_shard_amount(Default::default(), shards);
-    let next_id = AtomicU32::new(1);
-    let limit_hit = AtomicBool::new(false);
     let max_states = opts.max_states.unwrap_or(u64::MAX).min(u32::MAX as u64);
     let initial = ts.initial_state();
-    index.insert(initial.clone(), 0);
+    let known = match ts.state_number(&initial) {
+        Some(number) => {
+            let seen: Segmented<AtomicU64> = Segmented::new(1);
+            let word = &seen.get_or_alloc(number as u64 / 64)[0];
+            // Ordering: Relaxed; no worker runs yet.
+            word.fetch_or(1 << (number % 64), Ordering::Relaxed);
+            Known::Numbered { seen }
+        }
+        None => {
+            // Many more shards than threads: two workers then rarely want the same shard's
+            // lock at once (dashmap's default, four per core, had them collide on every few
+            // insertions).
+            let shards = (opts.threads.max(1) * 256).next_power_of_two();
+            let index = DashMap::with_hasher_and_shard_amount(Default::default(), shards);
+            index.insert(initial.clone(), 0);
+            Known::Hashed {
+                index,
+                next_id: AtomicU32::new(1),
+            }
+        }
+    };
+    // For numbered systems: the id of each number met (`u32::MAX`: none).
+    let mut id_of_number: Vec<u32> = Vec::new();
+    if let Some(number) = ts.state_number(&initial) {
+        set_id(&mut id_of_number, number, 0);
+    }
+    let limit_hit = AtomicBool::new(false);
     let mut states = vec![initial.clone()];
     let mut parents = vec![(0u32, 0 as Label)];
     let mut deadlocks = Vec::new();
@@ -174,35 +259,66 @@ fn explore_in_pool<T: TransitionSystem>(ts: &T, opts: &ExploreOptions) -> Explor
             .fold(LevelPart::default, |mut part, chunk| {
                 for (id, state) in chunk {
                     expand(
-                        ts, opts, &index, &next_id, &limit_hit, max_states, *id, state, &mut part,
+                        ts, opts, &known, &limit_hit, max_states, *id, state, &mut part,
                     );
                 }
                 part
             })
             .collect();
-        // Ids were assigned concurrently: place the new states and their parents at their ids.
-        let total = (next_id.load(Ordering::Relaxed) as u64).min(max_states) as usize;
-        parents.resize(total, (0, 0));
         let mut next_level = Vec::new();
         for part in parts {
             transition_count += part.transition_count;
             transitions.extend(part.transitions);
             deadlocks.extend(part.deadlocks);
-            for (id, state, parent, label) in part.discovered {
-                parents[id as usize] = (parent, label);
-                next_level.push((id, state));
+            for (key, state, parent, label) in part.discovered {
+                let id = match known {
+                    Known::Hashed { .. } => key,
+                    Known::Numbered { .. } => {
+                        let id = (states.len() + next_level.len()) as u32;
+                        if id as u64 >= max_states {
+                            limit_hit.store(true, Ordering::Relaxed);
+                            continue;
+                        }
+                        set_id(&mut id_of_number, key, id);
+                        id
+                    }
+                };
+                next_level.push((id, state, parent, label));
             }
         }
-        next_level.sort_unstable_by_key(|(id, _)| *id);
-        states.extend(next_level.iter().map(|(_, state)| state.clone()));
-        debug_assert_eq!(states.len(), total);
-        level = next_level;
+        // Ids were assigned concurrently: place the new states and their parents at their ids.
+        next_level.sort_unstable_by_key(|(id, ..)| *id);
+        parents.extend(
+            next_level
+                .iter()
+                .map(|&(_, _, parent, label)| (parent, label)),
+        );
+        states.extend(next_level.iter().map(|(_, state, ..)| state.clone()));
+        debug_assert!(next_level
+            .iter()
+            .enumerate()
+            .all(|(i, l)| l.0 as usize == states.len() - next_level.len() + i));
+        level = next_level
+            .into_iter()
+            .map(|(id, state, ..)| (id, state))
+            .collect();
         if let Some(report) = &opts.on_level {
             report(levels, states.len() as u64, transition_count);
         }
+        // Ordering: Relaxed; read after the level's join.
         if limit_hit.load(Ordering::Relaxed) {
             break;
         }
+    }
+    if let Known::Numbered { .. } = known {
+        // Recorded targets are numbers: make them ids (dropping those over the limit).
+        transitions.retain_mut(|t| match id_of_number.get(t.2 as usize) {
+            Some(&id) if id != u32::MAX => {
+                t.2 = id;
+                true
+            }
+            _ => false,
+        });
     }
     deadlocks.sort_unstable();
     transitions.sort_unstable();
@@ -227,13 +343,20 @@ fn explore_in_pool<T: TransitionSystem>(ts: &T, opts: &ExploreOptions) -> Explor
     }
 }
 
+/// Records `id` for `number`.
+fn set_id(id_of_number: &mut Vec<u32>, number: u32, id: u32) {
+    if id_of_number.len() <= number as usize {
+        id_of_number.resize(number as usize + 1, u32::MAX);
+    }
+    id_of_number[number as usize] = id;
+}
+
 #[allow(clippy::too_many_arguments)]
 #[inline]
 fn expand<T: TransitionSystem>(
     ts: &T,
     opts: &ExploreOptions,
-    index: &Index<T::State>,
-    next_id: &AtomicU32,
+    known: &Known<T::State>,
     limit_hit: &AtomicBool,
     max_states: u64,
     id: u32,
@@ -244,24 +367,14 @@ fn expand<T: TransitionSystem>(
     ts.for_each_successor(state, &mut |label, target| {
         any = true;
         part.transition_count += 1;
-        let target_id = match index.entry(target) {
-            dashmap::mapref::entry::Entry::Occupied(e) => *e.get(),
-            dashmap::mapref::entry::Entry::Vacant(v) => {
-                // Ordering: Relaxed; ids need only be unique, the level barrier publishes them.
-                let new = next_id.fetch_add(1, Ordering::Relaxed);
-                if new as u64 >= max_states {
-                    // Over the limit: the state is not kept, nor the transition to it.
-                    limit_hit.store(true, Ordering::Relaxed);
-                    return;
-                }
-                let state = v.key().clone();
-                v.insert(new);
-                part.discovered.push((new, state, id, label));
-                new
-            }
+        let Some((key, new, target)) = known.discover(ts, target, max_states, limit_hit) else {
+            return;
         };
+        if new {
+            part.discovered.push((key, target, id, label));
+        }
         if opts.record_transitions {
-            part.transitions.push((id, label, target_id));
+            part.transitions.push((id, label, key));
         }
     });
     if !any {

@@ -2,12 +2,14 @@
 //! under `cfg(loom)`, so that the code loom model-checks is the code that runs.
 
 #[cfg(not(loom))]
-pub(crate) use std::sync::atomic::{compiler_fence, fence, AtomicBool, AtomicPtr, Ordering};
+pub(crate) use std::sync::atomic::{
+    compiler_fence, fence, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering,
+};
 #[cfg(not(loom))]
 pub(crate) use std::sync::Arc;
 
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{fence, AtomicBool, AtomicPtr, Ordering};
+pub(crate) use loom::sync::atomic::{fence, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 #[cfg(loom)]
 pub(crate) use loom::sync::Arc;
 

@@ -1,0 +1,497 @@
+//! [`StateIndex`]: a concurrent set of fixed-width states (vectors of `u32` words) that numbers
+//! each state on its first insertion, for systems whose states are small vectors (the leaf
+//! numbers of a CSP network, as in FDR).
+//!
+//! # Layout
+//!
+//! - The *keys* live in an append-only arena indexed by number: segment `s` holds
+//!   `BASE * 2^s` keys and is allocated once, so a key never moves and reading key `n` needs
+//!   no lock. Threads take numbers in blocks of [`BLOCK`] from one counter, so that the
+//!   counter is touched once per block, not once per state; numbers are unique but a block
+//!   may be left partly unused (the numbers are *nearly* dense: at most `BLOCK` holes per
+//!   thread and per growth).
+//! - The *slots* form an open-addressing table (linear probing) of `u64` words:
+//!   `hash32 << 32 | (number + 1)`, 0 for empty. The 32 hash bits choose the first slot and
+//!   filter comparisons, so a lookup reads the key only when its hash matches, and growing the
+//!   table never reads a key.
+//!
+//! # Concurrency
+//!
+//! Insertion is lock free against other insertions: a thread writes the key into its own
+//! (not yet published) number, then claims an empty slot with a compare-and-swap that
+//! publishes the key (Release; readers load slots with Acquire). Two threads inserting the
+//! same key race for slots along one probe sequence, and the loser finds the winner's entry
+//! on that sequence, so every key gets exactly one number.
+//!
+//! The slot table is replaced when it is half full. Insertions run in shared sections of a
+//! [`BusyForbidden`] lock and the replacement in its exclusive section: the busy-forbidden
+//! protocol of the term library, whose shared sections cost no read-modify-write.
+
+use std::sync::atomic::AtomicU64 as StdAtomicU64;
+
+use crossbeam::utils::CachePadded;
+
+use crate::sync::shim::{AtomicPtr, AtomicU32, AtomicU64, Ordering, UnsafeCell};
+use crate::sync::{BusyForbidden, Participant};
+
+/// Numbers a thread takes from the shared counter at a time.
+#[cfg(not(loom))]
+pub const BLOCK: u32 = 64;
+#[cfg(loom)]
+pub const BLOCK: u32 = 1;
+
+/// Keys in the first arena segment (segment `s` holds `BASE << s`).
+#[cfg(not(loom))]
+const BASE: u64 = 1 << 12;
+#[cfg(loom)]
+const BASE: u64 = 1;
+
+/// Slots of a new table.
+#[cfg(not(loom))]
+const INITIAL_SLOTS: u64 = 1 << 12;
+#[cfg(loom)]
+const INITIAL_SLOTS: u64 = 2;
+
+/// Arena segments: enough for every `u32` number.
+const SEGMENTS: usize = 33;
+
+/// Largest number of states (the slot table has at most 2^32 slots and stays half empty).
+pub const MAX_STATES: u64 = 1 << 31;
+
+/// The index cannot hold more states.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("more than {MAX_STATES} states: the state index is full")]
+pub struct IndexFull;
+
+/// A concurrent set of `width`-word states, numbered on first insertion. See the module
+/// documentation.
+pub struct StateIndex {
+    width: usize,
+    /// Next number not yet taken by any thread.
+    reserved: CachePadded<AtomicU64>,
+    /// Slots in the current table; only grows. Written in the exclusive section, read as a
+    /// hint (a stale value is smaller, which at worst asks for a growth that is not needed).
+    capacity: CachePadded<AtomicU64>,
+    /// The keys, by number.
+    keys: Segmented<AtomicU32>,
+    /// The slot table; replaced only in the exclusive section of `lock`.
+    table: UnsafeCell<Box<[AtomicU64]>>,
+    lock: BusyForbidden,
+    /// Identifies handles of this index.
+    id: u64,
+}
+
+// SAFETY: `table` is read only in shared sections and replaced only in the exclusive section
+// of `lock`; every other field is an atomic or `Sync`.
+unsafe impl Sync for StateIndex {}
+// SAFETY: as above; nothing in the index is tied to a thread.
+unsafe impl Send for StateIndex {}
+
+/// One thread's access to a [`StateIndex`]: its membership in the index's lock and its block
+/// of numbers. Not `Send` (the membership belongs to the thread that registered).
+pub struct IndexHandle {
+    participant: Participant,
+    index: u64,
+    next: u64,
+    end: u64,
+}
+
+static NEXT_INDEX: StdAtomicU64 = StdAtomicU64::new(1);
+
+/// The hash of a key: multiply-rotate over pairs of words, then an avalanche.
+#[inline]
+pub fn hash_key(key: &[u32]) -> u64 {
+    const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+    let mut h = key.len() as u64;
+    let mut pairs = key.chunks_exact(2);
+    for pair in &mut pairs {
+        let word = pair[0] as u64 | (pair[1] as u64) << 32;
+        h = (h.rotate_left(5) ^ word).wrapping_mul(SEED);
+    }
+    if let [last] = pairs.remainder() {
+        h = (h.rotate_left(5) ^ *last as u64).wrapping_mul(SEED);
+    }
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h ^ (h >> 33)
+}
+
+impl StateIndex {
+    /// An empty index of `width`-word states (`width` at least 1).
+    pub fn new(width: usize) -> StateIndex {
+        assert!(width >= 1, "a state has at least one word");
+        StateIndex {
+            width,
+            reserved: CachePadded::new(AtomicU64::new(0)),
+            capacity: CachePadded::new(AtomicU64::new(INITIAL_SLOTS)),
+            keys: Segmented::new(width),
+            table: UnsafeCell::new(AtomicU64::zeroed(INITIAL_SLOTS as usize)),
+            lock: BusyForbidden::new(),
+            // Ordering: Relaxed; only uniqueness matters.
+            id: NEXT_INDEX.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+        }
+    }
+
+    /// Words per state.
+    pub fn width(&self) -> usize {
+        self.width
+    }
+
+    /// The calling thread's handle (one per thread; it must not be used by another index).
+    pub fn handle(&self) -> IndexHandle {
+        IndexHandle {
+            participant: self.lock.register(),
+            index: self.id,
+            next: 0,
+            end: 0,
+        }
+    }
+
+    /// Numbers taken so far: every number given out is below it.
+    pub fn numbers_bound(&self) -> u64 {
+        // Ordering: Relaxed; a bound read after the threads that inserted were joined.
+        self.reserved.load(Ordering::Relaxed)
+    }
+
+    /// The number of `key` and whether this call inserted it. `key.len()` must be the width.
+    pub fn insert(&self, handle: &mut IndexHandle, key: &[u32]) -> Result<(u32, bool), IndexFull> {
+        self.insert_hashed(handle, key, hash_key(key))
+    }
+
+    /// As [`StateIndex::insert`], with `hash == hash_key(key)` computed by the caller.
+    pub fn insert_hashed(
+        &self,
+        handle: &mut IndexHandle,
+        key: &[u32],
+        hash: u64,
+    ) -> Result<(u32, bool), IndexFull> {
+        assert_eq!(handle.index, self.id, "a handle of another index");
+        debug_assert_eq!(key.len(), self.width);
+        if handle.next == handle.end {
+            self.reserve_block(handle)?;
+        }
+        let number = handle.next;
+        let tag = hash >> 32;
+        let mut written = false;
+        let participant = &handle.participant;
+        participant.enter_shared();
+        // SAFETY: the table is replaced only in the exclusive section, and this thread is in a
+        // shared section until the `leave_shared` below, after its last use of `slots`.
+        let slots = self.table.with(|t| unsafe { &**t });
+        let mask = slots.len() as u64 - 1;
+        let mut i = tag & mask;
+        let found = loop {
+            let slot = &slots[i as usize];
+            // Ordering: Acquire; pairs with the Release that published the slot's key.
+            let mut entry = slot.load(Ordering::Acquire);
+            if entry == 0 {
+                if !written {
+                    self.write_key(number, key);
+                    written = true;
+                }
+                let mine = tag << 32 | (number + 1);
+                // Ordering: Release on success publishes the key written above; Acquire on
+                // failure makes the winner's key readable.
+                match slot.compare_exchange(0, mine, Ordering::Release, Ordering::Acquire) {
+                    Ok(_) => break (number as u32, true),
+                    Err(actual) => entry = actual,
+                }
+            }
+            if entry >> 32 == tag {
+                let other = (entry as u32).wrapping_sub(1);
+                if self.key_equals(other, key) {
+                    break (other, false);
+                }
+            }
+            i = (i + 1) & mask;
+        };
+        participant.leave_shared();
+        if found.1 {
+            handle.next += 1;
+        }
+        Ok(found)
+    }
+
+    /// Copies the key of `number` (a number this index gave out) into `out`.
+    pub fn read_key(&self, number: u32, out: &mut [u32]) {
+        let words = self.key_words(number);
+        for (o, w) in out.iter_mut().zip(words) {
+            // Ordering: Relaxed; the number reached the caller through the slot's Release /
+            // Acquire pair or a join, which ordered the key's writes before.
+            *o = w.load(Ordering::Relaxed);
+        }
+    }
+
+    fn key_equals(&self, number: u32, key: &[u32]) -> bool {
+        // Ordering: Relaxed, as in `read_key` (the slot was loaded with Acquire).
+        self.key_words(number)
+            .iter()
+            .zip(key)
+            .all(|(w, k)| w.load(Ordering::Relaxed) == *k)
+    }
+
+    fn write_key(&self, number: u64, key: &[u32]) {
+        for (w, k) in self.key_words(number as u32).iter().zip(key) {
+            // Ordering: Relaxed; published by the Release of the slot that holds the number.
+            w.store(*k, Ordering::Relaxed);
+        }
+    }
+
+    #[inline]
+    fn key_words(&self, number: u32) -> &[AtomicU32] {
+        self.keys.get(number as u64)
+    }
+
+    /// Gives `handle` a fresh block of numbers, with their arena segments allocated, and grows
+    /// the slot table first if the block could make it more than half full.
+    #[cold]
+    fn reserve_block(&self, handle: &mut IndexHandle) -> Result<(), IndexFull> {
+        // Ordering: Relaxed; the counter only hands out disjoint ranges.
+        let start = self.reserved.fetch_add(BLOCK as u64, Ordering::Relaxed);
+        let end = start + BLOCK as u64;
+        if end > MAX_STATES {
+            return Err(IndexFull);
+        }
+        self.keys.ensure(start);
+        self.keys.ensure(end - 1);
+        // Ordering: Relaxed; a hint, checked again in the exclusive section.
+        if end * 2 > self.capacity.load(Ordering::Relaxed) {
+            self.grow(handle, end);
+        }
+        handle.next = start;
+        handle.end = end;
+        Ok(())
+    }
+
+    /// Doubles the slot table until `numbers` states fill at most half of it.
+    #[cold]
+    fn grow(&self, handle: &IndexHandle, numbers: u64) {
+        let participant = &handle.participant;
+        participant.enter_exclusive();
+        self.table.with_mut(|t| {
+            // SAFETY: in the exclusive section no other thread reads or writes the table.
+            let table = unsafe { &mut *t };
+            let mut slots = table.len() as u64;
+            while numbers * 2 > slots && slots < 1 << 32 {
+                slots *= 2;
+            }
+            if slots == table.len() as u64 {
+                return; // another thread grew it meanwhile
+            }
+            let fresh = AtomicU64::zeroed(slots as usize);
+            let mask = slots - 1;
+            for slot in table.iter() {
+                // Ordering: Relaxed; the exclusive section orders every access.
+                let entry = slot.load(Ordering::Relaxed);
+                if entry == 0 {
+                    continue;
+                }
+                let mut i = (entry >> 32) & mask;
+                while fresh[i as usize].load(Ordering::Relaxed) != 0 {
+                    i = (i + 1) & mask;
+                }
+                fresh[i as usize].store(entry, Ordering::Relaxed);
+            }
+            *table = fresh;
+            // Ordering: Relaxed; a hint (see the field).
+            self.capacity.store(slots, Ordering::Relaxed);
+        });
+        participant.leave_exclusive();
+    }
+}
+
+/// A growable array of atomics that never moves: element group `n` (of `width` atomics) lives
+/// in segment `s`, which holds `BASE << s` groups and is allocated (zeroed) on first use.
+pub(crate) struct Segmented<T: ZeroedAtomic> {
+    width: usize,
+    segments: [AtomicPtr<T>; SEGMENTS],
+}
+
+// SAFETY: segments are installed once (compare-and-swap), freed only on drop, and hold atomics.
+unsafe impl<T: ZeroedAtomic> Sync for Segmented<T> {}
+// SAFETY: as above.
+unsafe impl<T: ZeroedAtomic> Send for Segmented<T> {}
+
+impl<T: ZeroedAtomic> Segmented<T> {
+    pub(crate) fn new(width: usize) -> Self {
+        Segmented {
+            width,
+            segments: std::array::from_fn(|_| AtomicPtr::new(std::ptr::null_mut())),
+        }
+    }
+
+    /// Group `n`, allocating its segment if needed.
+    #[inline]
+    pub(crate) fn get_or_alloc(&self, n: u64) -> &[T] {
+        self.ensure(n);
+        self.get(n)
+    }
+
+    /// Group `n`, whose segment was allocated by [`Segmented::ensure`] (in this thread or one
+    /// that happened-before, e.g. the thread that published `n`).
+    #[inline]
+    pub(crate) fn get(&self, n: u64) -> &[T] {
+        let (segment, offset) = locate(n);
+        // Ordering: Acquire; pairs with the AcqRel that installed the segment.
+        let base = self.segments[segment].load(Ordering::Acquire);
+        assert!(!base.is_null(), "group of an unallocated segment");
+        // SAFETY: segment `segment` holds `(BASE << segment) * width` atomics, allocated
+        // before and freed only on drop, and `offset < BASE << segment`.
+        unsafe { std::slice::from_raw_parts(base.add(offset as usize * self.width), self.width) }
+    }
+
+    /// Allocates the segment of group `n` if it is not yet.
+    #[inline]
+    pub(crate) fn ensure(&self, n: u64) {
+        let (segment, _) = locate(n);
+        let slot = &self.segments[segment];
+        // Ordering: Acquire, as in `get`.
+        if slot.load(Ordering::Acquire).is_null() {
+            self.install(segment);
+        }
+    }
+
+    #[cold]
+    fn install(&self, segment: usize) {
+        let len = (BASE << segment) as usize * self.width;
+        let fresh = Box::into_raw(T::zeroed(len)) as *mut T;
+        // Ordering: AcqRel on success publishes the zeroed segment; Acquire on failure sees
+        // the winner's.
+        let installed = self.segments[segment].compare_exchange(
+            std::ptr::null_mut(),
+            fresh,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        );
+        if installed.is_err() {
+            // SAFETY: `fresh` came from `Box::into_raw` of a `len`-long slice just above and
+            // was never shared.
+            drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(fresh, len)) });
+        }
+    }
+}
+
+impl<T: ZeroedAtomic> Drop for Segmented<T> {
+    fn drop(&mut self) {
+        for (segment, slot) in self.segments.iter().enumerate() {
+            // Ordering: Relaxed; `&mut self` excludes every other access.
+            let base = slot.load(Ordering::Relaxed);
+            if !base.is_null() {
+                let len = (BASE << segment) as usize * self.width;
+                // SAFETY: allocated by `install` as a `len`-long boxed slice and installed
+                // once; nothing borrows it any more.
+                drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(base, len)) });
+            }
+        }
+    }
+}
+
+/// The segment of `number` and its offset there.
+#[inline]
+fn locate(number: u64) -> (usize, u64) {
+    let q = number / BASE + 1;
+    let segment = 63 - q.leading_zeros() as usize;
+    (segment, number - BASE * ((1 << segment) - 1))
+}
+
+/// Atomics that can be allocated zeroed in bulk.
+pub(crate) trait ZeroedAtomic: Sized {
+    /// `n` atomics holding 0 (without touching their pages where the allocator maps zero
+    /// pages).
+    fn zeroed(n: usize) -> Box<[Self]>;
+}
+
+#[cfg(not(loom))]
+impl ZeroedAtomic for AtomicU32 {
+    fn zeroed(n: usize) -> Box<[Self]> {
+        // SAFETY: all-zero bytes are the `AtomicU32` 0 (it has `u32`'s representation).
+        unsafe { zeroed_slice(n) }
+    }
+}
+
+#[cfg(not(loom))]
+impl ZeroedAtomic for AtomicU64 {
+    fn zeroed(n: usize) -> Box<[Self]> {
+        // SAFETY: all-zero bytes are the `AtomicU64` 0 (it has `u64`'s representation).
+        unsafe { zeroed_slice(n) }
+    }
+}
+
+/// `n` values of `T` whose bytes are all zero.
+///
+/// # Safety
+/// All-zero bytes must be a valid `T`; `n > 0`.
+#[cfg(not(loom))]
+unsafe fn zeroed_slice<T>(n: usize) -> Box<[T]> {
+    let layout = std::alloc::Layout::array::<T>(n).expect("allocation size");
+    // SAFETY: the layout has a nonzero size (`n > 0`, the caller's promise).
+    let ptr = unsafe { std::alloc::alloc_zeroed(layout) } as *mut T;
+    if ptr.is_null() {
+        std::alloc::handle_alloc_error(layout);
+    }
+    // SAFETY: `ptr` holds `n` zeroed `T`s (valid, the caller's promise), allocated with the
+    // global allocator and `T`'s array layout.
+    unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, n)) }
+}
+
+#[cfg(loom)]
+impl ZeroedAtomic for AtomicU32 {
+    fn zeroed(n: usize) -> Box<[Self]> {
+        (0..n).map(|_| AtomicU32::new(0)).collect()
+    }
+}
+
+#[cfg(loom)]
+impl ZeroedAtomic for AtomicU64 {
+    fn zeroed(n: usize) -> Box<[Self]> {
+        (0..n).map(|_| AtomicU64::new(0)).collect()
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    #[test]
+    fn segments_cover_the_numbers_without_gaps() {
+        let mut expected = (0usize, 0u64);
+        for n in 0..(BASE * 40) {
+            let (s, off) = locate(n);
+            if s != expected.0 {
+                assert_eq!((s, off), (expected.0 + 1, 0));
+            } else {
+                assert_eq!(off, expected.1);
+            }
+            assert!(off < BASE << s);
+            expected = (s, off + 1);
+        }
+    }
+
+    #[test]
+    fn one_thread_numbers_each_key_once_through_growth() {
+        let index = StateIndex::new(3);
+        let mut h = index.handle();
+        let mut oracle: HashMap<Vec<u32>, u32> = HashMap::new();
+        for round in 0..2 {
+            for i in 0..20_000u32 {
+                let key = [i % 97, i / 97, i.wrapping_mul(2_654_435_761)];
+                let (n, new) = index.insert(&mut h, &key).unwrap();
+                match oracle.get(&key[..]) {
+                    Some(&m) => assert_eq!((n, new), (m, false)),
+                    None => {
+                        assert_eq!(round, 0);
+                        assert!(new);
+                        oracle.insert(key.to_vec(), n);
+                    }
+                }
+            }
+        }
+        let mut out = [0u32; 3];
+        for (key, &n) in &oracle {
+            index.read_key(n, &mut out);
+            assert_eq!(&out[..], &key[..]);
+        }
+        assert!(index.numbers_bound() >= oracle.len() as u64);
+    }
+}
