@@ -342,7 +342,7 @@ fn itdojp_state_counts() {
 #[test]
 fn garbage_collection_during_exploration_keeps_every_state() {
     // Six philosophers: 46656 states, 246612 transitions (a direct model of the 7 x 3 local
-    // states gives the same); the term table collects several times on the way.
+    // states gives the same); the term table collects after every level.
     let text =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/csp/dining.csp"))
             .unwrap()
@@ -352,9 +352,14 @@ fn garbage_collection_during_exploration_keeps_every_state() {
     let before = weft::term::global().stats().collections;
     for threads in [1, 2] {
         let sys = CspSystem::new(&script, &p).unwrap();
+        // Between two levels no worker is in a section: collect there.
+        let collect: weft::explore::LevelObserver = std::sync::Arc::new(|_, _, _| {
+            weft::term::global().register_thread().collect_garbage();
+        });
         let opts = ExploreOptions {
             threads,
             record_transitions: true,
+            on_level: Some(collect),
             ..Default::default()
         };
         let r = explore(&sys, &opts);

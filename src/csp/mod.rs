@@ -10,6 +10,7 @@ pub mod error;
 pub mod eval;
 pub mod labels;
 pub mod lexer;
+mod layout;
 mod network;
 pub mod parser;
 pub mod pretty;

@@ -3,13 +3,18 @@
 //! # States
 //!
 //! The sequential processes a system meets are terms of the process-wide term table
-//! ([`crate::term::global`]), each numbered once in the system's [`LeafTable`], which also keeps
-//! its transitions (as pairs of a label and a target's number).
+//! ([`crate::term::global`]), each numbered once in a table of leaves that also keeps its
+//! transitions (as pairs of a label and a target's number).
 //!
 //! - When the process is a network (static operators at the top), a state is, as in FDR, the
-//!   vector of its leaves' numbers, kept in a [`StateIndex`] that numbers each vector once;
-//!   Ω (after ✓) is the vector of [`OMEGA_LEAF`]s. A state's successors combine its leaves'
-//!   transitions ([`combine`]): no term is made per network state.
+//!   vector of its leaves' numbers, packed into words ([`Layout`]) and kept in a
+//!   [`StateIndex`] that numbers each vector once. Each position of the network has its own
+//!   leaves: when the system is made, each position's sequential process is explored on its
+//!   own ([`LeafLts`]), so that its numbers take just the bits they need (a philosopher's 8
+//!   states take 4 bits); a position whose process has more than [`EXPLICIT_LEAVES`] states,
+//!   or fails to evaluate somewhere, is numbered as met instead ([`LeafTable`], 32 bits). Ω
+//!   (after ✓) has every field at its reserved value. A state's successors combine its
+//!   leaves' transitions ([`combine`]): no term is made per network state.
 //! - Otherwise a state is a process term and its number is its leaf number.
 //!
 //! A [`CspState`] is that number, fixed when the state is first met, so the explorer needs no
@@ -27,6 +32,7 @@
 //! the roots in its exclusive section) never waits for it.
 
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 
@@ -41,6 +47,7 @@ use crate::ts::{Label, TransitionSystem};
 use super::error::{CspError, ErrorKind};
 use super::eval::Script;
 use super::labels::TICK;
+use super::layout::Layout;
 use super::network::{combine, LeafMoves, NetNode, Scratch};
 use super::semantics::Semantics;
 use super::terms::{term, BuildPath, Encoding, Op, Section};
@@ -50,19 +57,92 @@ use super::value::Proc;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct CspState(u32);
 
-/// The leaf number standing for Ω in a network's state vector.
-pub(crate) const OMEGA_LEAF: u32 = u32::MAX;
+/// Most states of one position's process explored when the system is made.
+pub const EXPLICIT_LEAVES: usize = 1 << 12;
 
 /// How states are made.
 enum Shape {
-    /// States are process terms, numbered as leaves.
+    /// States are process terms, numbered as leaves of `Shared::leaves`.
     Term,
-    /// States are vectors of leaf numbers in `index`; `omega` is the number of Ω.
+    /// States are packed vectors of the positions' leaf numbers in `index`; `omega` is the
+    /// number of Ω.
     Network {
         node: NetNode,
+        positions: Vec<Position>,
+        layout: Layout,
         index: StateIndex,
         omega: u32,
     },
+}
+
+/// The leaves of one position of a network.
+enum Position {
+    Explicit(LeafLts),
+    Lazy(LeafTable),
+}
+
+impl Position {
+    fn term(&self, n: u32) -> TermId {
+        match self {
+            Position::Explicit(lts) => lts.terms[n as usize],
+            Position::Lazy(table) => table.term(n),
+        }
+    }
+
+    fn moves(
+        &self,
+        sem: &Semantics,
+        sec: &Section<'_>,
+        n: u32,
+    ) -> Result<Arc<[(Label, u32)]>, CspError> {
+        match self {
+            Position::Explicit(lts) => Ok(lts.moves[n as usize].clone()),
+            Position::Lazy(table) => table.moves(sem, sec, n),
+        }
+    }
+
+    fn for_each_term(&self, visit: &mut dyn FnMut(TermId)) {
+        match self {
+            Position::Explicit(lts) => lts.terms.iter().for_each(|&t| visit(t)),
+            Position::Lazy(table) => table.leaves.read().iter().for_each(|l| visit(l.term)),
+        }
+    }
+}
+
+/// A sequential process explored on its own: its reachable terms, numbered breadth first, and
+/// their transitions.
+struct LeafLts {
+    terms: Vec<TermId>,
+    moves: Vec<Arc<[(Label, u32)]>>,
+}
+
+impl LeafLts {
+    /// Explores `start`; `None` if it has more than `limit` states or fails to evaluate.
+    fn explore(sem: &Semantics, sec: &Section<'_>, start: TermId, limit: usize) -> Option<LeafLts> {
+        let mut numbers: HashMap<TermId, u32, WordBuildHasher> = HashMap::default();
+        numbers.insert(start, 0);
+        let mut lts = LeafLts {
+            terms: vec![start],
+            moves: Vec::new(),
+        };
+        while lts.moves.len() < lts.terms.len() {
+            let t = lts.terms[lts.moves.len()];
+            let fired = sem.transitions(sec, term(sec, t), 0).ok()?;
+            let mut moves = Vec::with_capacity(fired.len());
+            for &(label, target) in fired.iter() {
+                let next = *numbers.entry(target).or_insert_with(|| {
+                    lts.terms.push(target);
+                    lts.terms.len() as u32 - 1
+                });
+                moves.push((label, next));
+            }
+            if lts.terms.len() > limit {
+                return None;
+            }
+            lts.moves.push(moves.into());
+        }
+        Some(lts)
+    }
 }
 
 /// One sequential process met by the system, and its transitions once computed.
@@ -147,6 +227,9 @@ impl RootSet for Shared {
         for leaf in self.leaves.leaves.read().iter() {
             visit(leaf.term);
         }
+        if let Shape::Network { positions, .. } = &self.shape {
+            positions.iter().for_each(|p| p.for_each_term(visit));
+        }
     }
 }
 
@@ -176,9 +259,9 @@ struct ThreadContext {
     owner: Weak<Shared>,
     /// This thread's access to a network's state index.
     handle: Option<IndexHandle>,
-    /// Leaf number → its transitions in `leaves.flat` (copied from the leaf table once per
-    /// thread, so reading them takes no lock; `(u32::MAX, 0)` for not yet).
-    spans: Vec<(u32, u32)>,
+    /// Position → leaf number → its transitions in `leaves.flat` (copied from the position's
+    /// table once per thread, so reading them takes no lock; `(u32::MAX, 0)` for not yet).
+    spans: Vec<Vec<(u32, u32)>>,
     leaves: LeafMoves<u32>,
     scratch: Scratch<u32>,
     /// The state being expanded and its successor being built.
@@ -205,26 +288,54 @@ impl CspSystem {
             let t = enc.build(&sec, process, &mut BuildPath::default())?;
             let omega = enc.omega(&sec).id();
             let leaf_table = LeafTable::default();
+            let sem = Semantics::new(enc);
             let (initial, shape) = if Op::of(t).is_static() {
                 let mut leaves = Vec::new();
-                let node = NetNode::compile(&enc, t, u32::MAX, &mut leaves);
-                let key: Vec<u32> = leaves.iter().map(|l| leaf_table.number(l.id())).collect();
-                let index = StateIndex::new(key.len());
+                let node = NetNode::compile(&sem.enc, t, u32::MAX, &mut leaves);
+                let mut positions = Vec::with_capacity(leaves.len());
+                let mut bits = Vec::with_capacity(leaves.len());
+                for leaf in &leaves {
+                    match LeafLts::explore(&sem, &sec, leaf.id(), EXPLICIT_LEAVES) {
+                        Some(lts) => {
+                            bits.push(Layout::bits_for(lts.terms.len() as u64));
+                            positions.push(Position::Explicit(lts));
+                        }
+                        None => {
+                            let table = LeafTable::default();
+                            table.number(leaf.id());
+                            bits.push(32);
+                            positions.push(Position::Lazy(table));
+                        }
+                    }
+                }
+                // Every position's process is number 0 of its table.
+                let layout = Layout::new(&bits);
+                let index = StateIndex::new(layout.words());
                 let mut handle = index.handle();
                 let too_many = |e: crate::explore::IndexFull| {
                     CspError::unpositioned(ErrorKind::Limit, e.to_string())
                 };
-                let initial = index.insert(&mut handle, &key).map_err(too_many)?.0;
-                let omega_key = vec![OMEGA_LEAF; key.len()];
-                let omega = index.insert(&mut handle, &omega_key).map_err(too_many)?.0;
+                let initial_key = vec![0; layout.words()];
+                let initial = index.insert(&mut handle, &initial_key).map_err(too_many)?.0;
+                let omega = index
+                    .insert(&mut handle, &layout.omega())
+                    .map_err(too_many)?
+                    .0;
                 drop(handle);
-                (initial, Shape::Network { node, index, omega })
+                let shape = Shape::Network {
+                    node,
+                    positions,
+                    layout,
+                    index,
+                    omega,
+                };
+                (initial, shape)
             } else {
                 (leaf_table.number(t.id()), Shape::Term)
             };
             let shared = Arc::new(Shared {
                 id,
-                sem: Semantics::new(enc),
+                sem,
                 shape,
                 leaves: leaf_table,
                 initial,
@@ -272,21 +383,30 @@ impl CspSystem {
         let shared = &*self.shared;
         TERMS.with(|tt| {
             let sec = tt.shared_section();
-            let leaf_proc = |n: u32| shared.sem.enc.to_proc(term(&sec, shared.leaves.term(n)));
+            let to_proc = |t: TermId| shared.sem.enc.to_proc(term(&sec, t));
             match &shared.shape {
-                Shape::Network { node, index, .. } => {
+                Shape::Network {
+                    node,
+                    positions,
+                    layout,
+                    index,
+                    ..
+                } => {
                     let mut key = vec![0; index.width()];
                     index.read_key(state.0, &mut key);
-                    if key[0] == OMEGA_LEAF {
+                    if layout.get(&key, 0) == layout.reserved(0) {
                         return None;
                     }
-                    let leaves: Vec<Proc> = key
+                    let leaves: Vec<Proc> = positions
                         .iter()
-                        .map(|&n| leaf_proc(n).expect("a leaf is never Ω"))
+                        .enumerate()
+                        .map(|(p, leaves)| {
+                            to_proc(leaves.term(layout.get(&key, p))).expect("a leaf is never Ω")
+                        })
                         .collect();
                     Some(node.to_proc(&leaves))
                 }
-                Shape::Term => leaf_proc(state.0),
+                Shape::Term => to_proc(shared.leaves.term(state.0)),
             }
         })
     }
@@ -356,27 +476,29 @@ impl CspSystem {
         })
     }
 
-    /// The span of leaf `n`'s transitions in `ctx.leaves.flat`.
+    /// The span of the transitions of leaf `n` of `position` in `ctx.leaves.flat`.
     #[inline]
     fn leaf_span(
         &self,
         ctx: &mut ThreadContext,
         sec: &Section<'_>,
+        positions: &[Position],
+        position: usize,
         n: u32,
     ) -> Result<(u32, u32), CspError> {
-        if let Some(&span) = ctx.spans.get(n as usize) {
+        if let Some(&span) = ctx.spans[position].get(n as usize) {
             if span.0 != u32::MAX {
                 return Ok(span);
             }
         }
-        let shared = &*self.shared;
-        let moves = shared.leaves.moves(&shared.sem, sec, n)?;
+        let moves = positions[position].moves(&self.shared.sem, sec, n)?;
         let span = (ctx.leaves.flat.len() as u32, moves.len() as u32);
         ctx.leaves.flat.extend_from_slice(&moves);
-        if ctx.spans.len() <= n as usize {
-            ctx.spans.resize(n as usize + 1, (u32::MAX, 0));
+        let spans = &mut ctx.spans[position];
+        if spans.len() <= n as usize {
+            spans.resize(n as usize + 1, (u32::MAX, 0));
         }
-        ctx.spans[n as usize] = span;
+        spans[n as usize] = span;
         Ok(span)
     }
 
@@ -385,20 +507,30 @@ impl CspSystem {
         &self,
         ctx: &mut ThreadContext,
         sec: &Section<'_>,
-        node: &NetNode,
-        index: &StateIndex,
-        omega: u32,
         state: u32,
     ) -> Result<(), CspError> {
-        let width = index.width();
-        ctx.key.resize(width, 0);
+        let Shape::Network {
+            node,
+            positions,
+            layout,
+            index,
+            omega,
+        } = &self.shared.shape
+        else {
+            unreachable!("a network's state");
+        };
+        ctx.key.resize(index.width(), 0);
         index.read_key(state, &mut ctx.key);
-        if ctx.key[0] == OMEGA_LEAF {
-            return Ok(());
+        if layout.get(&ctx.key, 0) == layout.reserved(0) {
+            return Ok(()); // Ω
+        }
+        if ctx.spans.len() < positions.len() {
+            ctx.spans.resize(positions.len(), Vec::new());
         }
         ctx.leaves.spans.clear();
-        for position in 0..width {
-            let span = self.leaf_span(ctx, sec, ctx.key[position])?;
+        for position in 0..positions.len() {
+            let n = layout.get(&ctx.key, position);
+            let span = self.leaf_span(ctx, sec, positions, position, n)?;
             ctx.leaves.spans.push(span);
         }
         ctx.scratch.clear();
@@ -407,19 +539,20 @@ impl CspSystem {
         let handle = ctx.handle.as_mut().expect("a network context has a handle");
         for m in &ctx.scratch.moves {
             if m.label == TICK {
-                ctx.out.push((TICK, omega));
+                ctx.out.push((TICK, *omega));
                 continue;
             }
             let updates = &ctx.scratch.updates[m.start as usize..(m.start + m.len) as usize];
             for &(position, leaf) in updates {
-                ctx.next[position as usize] = leaf;
+                layout.set(&mut ctx.next, position as usize, leaf);
             }
             let (next, _) = index
                 .insert(handle, &ctx.next)
                 .map_err(|e| CspError::unpositioned(ErrorKind::Limit, e.to_string()))?;
             ctx.out.push((m.label, next));
             for &(position, _) in updates {
-                ctx.next[position as usize] = ctx.key[position as usize];
+                let w = layout.word_of(position as usize);
+                ctx.next[w] = ctx.key[w];
             }
         }
         Ok(())
@@ -438,9 +571,7 @@ impl TransitionSystem for CspSystem {
         let result = self.with_context(|ctx, sec| {
             ctx.out.clear();
             let r = match &shared.shape {
-                Shape::Network { node, index, omega } => {
-                    self.network_successors(ctx, sec, node, index, *omega, state.0)
-                }
+                Shape::Network { .. } => self.network_successors(ctx, sec, state.0),
                 Shape::Term => shared
                     .leaves
                     .moves(&shared.sem, sec, state.0)

@@ -175,36 +175,38 @@ impl StateIndex {
         let mut written = false;
         let participant = &handle.participant;
         participant.enter_shared();
-        // SAFETY: the table is replaced only in the exclusive section, and this thread is in a
-        // shared section until the `leave_shared` below, after its last use of `slots`.
-        let slots = self.table.with(|t| unsafe { &**t });
-        let mask = slots.len() as u64 - 1;
-        let mut i = tag & mask;
-        let found = loop {
-            let slot = &slots[i as usize];
-            // Ordering: Acquire; pairs with the Release that published the slot's key.
-            let mut entry = slot.load(Ordering::Acquire);
-            if entry == 0 {
-                if !written {
-                    self.write_key(number, key);
-                    written = true;
+        let found = self.table.with(|t| {
+            // SAFETY: the table is replaced only in the exclusive section, and this thread is
+            // in a shared section for the whole closure.
+            let slots = unsafe { &**t };
+            let mask = slots.len() as u64 - 1;
+            let mut i = tag & mask;
+            loop {
+                let slot = &slots[i as usize];
+                // Ordering: Acquire; pairs with the Release that published the slot's key.
+                let mut entry = slot.load(Ordering::Acquire);
+                if entry == 0 {
+                    if !written {
+                        self.write_key(number, key);
+                        written = true;
+                    }
+                    let mine = tag << 32 | (number + 1);
+                    // Ordering: Release on success publishes the key written above; Acquire
+                    // on failure makes the winner's key readable.
+                    match slot.compare_exchange(0, mine, Ordering::Release, Ordering::Acquire) {
+                        Ok(_) => return (number as u32, true),
+                        Err(actual) => entry = actual,
+                    }
                 }
-                let mine = tag << 32 | (number + 1);
-                // Ordering: Release on success publishes the key written above; Acquire on
-                // failure makes the winner's key readable.
-                match slot.compare_exchange(0, mine, Ordering::Release, Ordering::Acquire) {
-                    Ok(_) => break (number as u32, true),
-                    Err(actual) => entry = actual,
+                if entry >> 32 == tag {
+                    let other = (entry as u32).wrapping_sub(1);
+                    if self.key_equals(other, key) {
+                        return (other, false);
+                    }
                 }
+                i = (i + 1) & mask;
             }
-            if entry >> 32 == tag {
-                let other = (entry as u32).wrapping_sub(1);
-                if self.key_equals(other, key) {
-                    break (other, false);
-                }
-            }
-            i = (i + 1) & mask;
-        };
+        });
         participant.leave_shared();
         if found.1 {
             handle.next += 1;
