@@ -69,12 +69,6 @@ impl Layout {
         *w = (*w & !(f.mask << f.shift)) | (value << f.shift);
     }
 
-    /// The word that holds `position`.
-    #[inline]
-    pub(crate) fn word_of(&self, position: usize) -> usize {
-        self.fields[position].word as usize
-    }
-
     /// The value of `position` that no leaf has: every field holding it stands for Ω.
     #[inline]
     pub(crate) fn reserved(&self, position: usize) -> u32 {

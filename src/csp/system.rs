@@ -264,9 +264,11 @@ struct ThreadContext {
     spans: Vec<Vec<(u32, u32)>>,
     leaves: LeafMoves<u32>,
     scratch: Scratch<u32>,
-    /// The state being expanded and its successor being built.
+    /// The state being expanded, its successors' keys and labels, and their numbers.
     key: Vec<u32>,
     next: Vec<u32>,
+    labels: Vec<Label>,
+    found: Vec<(u32, bool)>,
     out: Vec<(Label, u32)>,
 }
 
@@ -463,6 +465,8 @@ impl CspSystem {
                         scratch: Scratch::default(),
                         key: Vec::new(),
                         next: Vec::new(),
+                        labels: Vec::new(),
+                        found: Vec::new(),
                         out: Vec::new(),
                     });
                     contexts.len() - 1
@@ -535,26 +539,36 @@ impl CspSystem {
         }
         ctx.scratch.clear();
         combine(node, &ctx.leaves, &mut ctx.scratch);
-        ctx.next.clone_from(&ctx.key);
-        let handle = ctx.handle.as_mut().expect("a network context has a handle");
+        // The successors' keys, one after another, then numbered together.
+        ctx.next.clear();
+        ctx.labels.clear();
+        let width = ctx.key.len();
         for m in &ctx.scratch.moves {
             if m.label == TICK {
                 ctx.out.push((TICK, *omega));
                 continue;
             }
-            let updates = &ctx.scratch.updates[m.start as usize..(m.start + m.len) as usize];
-            for &(position, leaf) in updates {
-                layout.set(&mut ctx.next, position as usize, leaf);
+            let at = ctx.next.len();
+            ctx.next.extend_from_slice(&ctx.key);
+            let next = &mut ctx.next[at..at + width];
+            for &(position, leaf) in
+                &ctx.scratch.updates[m.start as usize..(m.start + m.len) as usize]
+            {
+                layout.set(next, position as usize, leaf);
             }
-            let (next, _) = index
-                .insert(handle, &ctx.next)
-                .map_err(|e| CspError::unpositioned(ErrorKind::Limit, e.to_string()))?;
-            ctx.out.push((m.label, next));
-            for &(position, _) in updates {
-                let w = layout.word_of(position as usize);
-                ctx.next[w] = ctx.key[w];
-            }
+            ctx.labels.push(m.label);
         }
+        let handle = ctx.handle.as_mut().expect("a network context has a handle");
+        ctx.found.clear();
+        index
+            .insert_many(handle, &ctx.next, &mut ctx.found)
+            .map_err(|e| CspError::unpositioned(ErrorKind::Limit, e.to_string()))?;
+        ctx.out.extend(
+            ctx.labels
+                .iter()
+                .zip(&ctx.found)
+                .map(|(&l, &(n, _))| (l, n)),
+        );
         Ok(())
     }
 }
