@@ -239,9 +239,10 @@ fn explore_in_pool<T: TransitionSystem>(ts: &T, opts: &ExploreOptions) -> Explor
             }
         }
     };
-    // For numbered systems: the id of each number met (`u32::MAX`: none).
+    // For numbered systems recording transitions: the id of each number met (`u32::MAX`:
+    // none), to turn the recorded targets into ids.
     let mut id_of_number: Vec<u32> = Vec::new();
-    if let Some(number) = ts.state_number(&initial) {
+    if let (Some(number), true) = (ts.state_number(&initial), opts.record_transitions) {
         set_id(&mut id_of_number, number, 0);
     }
     let limit_hit = AtomicBool::new(false);
@@ -279,7 +280,9 @@ fn explore_in_pool<T: TransitionSystem>(ts: &T, opts: &ExploreOptions) -> Explor
                             limit_hit.store(true, Ordering::Relaxed);
                             continue;
                         }
-                        set_id(&mut id_of_number, key, id);
+                        if opts.record_transitions {
+                            set_id(&mut id_of_number, key, id);
+                        }
                         id
                     }
                 };
