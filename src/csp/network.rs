@@ -370,7 +370,8 @@ fn sync_moves<X: Copy>(
     };
     let k = others.len();
     if k == 0 {
-        push_combined(s, out, first, 0);
+        let none = s.cursors.len();
+        push_combined(s, out, first, none);
         return;
     }
     let base = s.cursors.len();
@@ -404,6 +405,17 @@ fn sync_moves<X: Copy>(
 
 /// Pushes the move `out` made of `first` and the moves at `s.cursors[base..]`.
 fn push_combined<X: Copy>(s: &mut Scratch<X>, out: Label, first: Move, base: usize) {
+    if base == s.cursors.len() {
+        // `first` alone: its updates serve as they are (updates are never removed before
+        // `Scratch::clear`).
+        let len = if out == TICK { 0 } else { first.len };
+        s.moves.push(Move {
+            label: out,
+            start: first.start,
+            len,
+        });
+        return;
+    }
     let start = s.updates.len() as u32;
     if out != TICK {
         let push_updates = |s: &mut Scratch<X>, m: Move| {
