@@ -179,6 +179,30 @@ fn recursion_through_hiding_is_finite() {
 }
 
 #[test]
+fn recursion_through_renaming_is_finite() {
+    // Nested renamings merge into their composition, so each process is finite.
+    let src = "channel a, b, c\n\
+               P = a -> (P [[a <- b]])\n\
+               Q = a -> ((Q [[a <- b]]) [[b <- c, a <- a]])\n\
+               R = (a -> R [[a <- b, a <- c]]) [] c -> STOP\n";
+    // P -a-> P[[a <- b]], which does b back to itself.
+    assert_eq!(transitions(src, "P").len(), 2);
+    assert!(transitions(src, "P")
+        .iter()
+        .any(|t| t.1 == "b" && t.0 == t.2));
+    // (Q[[a <- b]])[[b <- c, a <- a]] is Q[[a <- c]]: a then c for ever.
+    let q = transitions(src, "Q");
+    assert_eq!(q.len(), 2);
+    assert!(q.iter().any(|t| t.1 == "a" && t.0 != t.2));
+    assert!(q.iter().any(|t| t.1 == "c" && t.0 == t.2));
+    // R[[a <- b, a <- c]] composed with itself is itself: b and c loop, c also stops.
+    let r = transitions(src, "R");
+    let labels: Vec<&str> = r.iter().map(|t| t.1.as_str()).collect();
+    assert_eq!(r.len(), 5, "{r:?}");
+    assert_eq!(labels.iter().filter(|l| **l == "c").count(), 3, "{r:?}");
+}
+
+#[test]
 fn unguarded_recursion_is_an_error() {
     let script = script_of(&format!(
         "{AB}P(n) = a -> Q(n)\nQ(n) = R(n) [] b -> STOP\nR(n) = Q(n) |~| STOP"

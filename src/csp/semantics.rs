@@ -218,10 +218,10 @@ impl Semantics {
             for &(leaf, next) in &scratch.updates[m.start as usize..(m.start + m.len) as usize] {
                 args[positions[leaf as usize]] = term(sec, next);
             }
-            let next = if op == Op::Hide {
-                self.enc.hide(sec, args[0], int_arg(t, 1))?
-            } else {
-                sec.create(t.symbol(), &args).0
+            let next = match op {
+                Op::Hide => self.enc.hide(sec, args[0], int_arg(t, 1))?,
+                Op::Rename => self.enc.rename(sec, args[0], int_arg(t, 1))?,
+                _ => sec.create(t.symbol(), &args).0,
             };
             out.push((m.label, next.id()));
             for &(leaf, _) in &scratch.updates[m.start as usize..(m.start + m.len) as usize] {

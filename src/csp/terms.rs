@@ -24,7 +24,7 @@ use crate::term::{SharedSection, Symbol, TermId, TermRef};
 use super::error::{CspError, ErrorKind};
 use super::eval::Script;
 use super::labels::{Alphabets, LabelSet, LinkMap, RenameMap, FIRST_EVENT};
-use super::value::{EventRelation, EventSet, PrefixClosure, Proc, ProcNode};
+use super::value::{EventRelation, EventSet, PrefixClosure, Proc, ProcNode, Value};
 
 /// Deepest nesting of process operators followed when building or firing a term.
 pub const MAX_NESTING: u32 = 2000;
@@ -320,10 +320,7 @@ impl Encoding {
             }
             ProcNode::Rename(q, rel) => {
                 let q = self.build(sec, q, path)?;
-                let k = self.renamings.intern(rel, |rel| {
-                    RenameMap::new(&self.script, self.script.events()?, rel)
-                })?;
-                mk(Op::Rename, &[q, sec.int(k as i64)])
+                self.rename(sec, q, self.relation_id(rel)?)?
             }
             ProcNode::Link(l, rel, r) => {
                 let l = self.build(sec, l, path)?;
@@ -369,6 +366,35 @@ impl Encoding {
             (q, set)
         };
         Ok(sec.create(Op::Hide.symbol(2), &[q, sec.int(set as i64)]).0)
+    }
+
+    fn relation_id(&self, rel: &EventRelation) -> Result<u32, CspError> {
+        self.renamings.intern(rel, |rel| {
+            RenameMap::new(&self.script, self.script.events()?, rel)
+        })
+    }
+
+    /// `q [[R]]` for renaming number `rel`, with nested renamings merged: `(P [[R1]]) [[R2]]`
+    /// is `P [[R]]` for the composition `R` (an event of `P` renamed by `R1`, then what it
+    /// became renamed by `R2`; events outside a relation's domain unchanged), so that a
+    /// recursion through renaming such as `P = a -> P [[a <- b]]` stays finite.
+    pub(crate) fn rename<'s>(
+        &self,
+        sec: &'s Section<'_>,
+        q: TermRef<'s>,
+        rel: u32,
+    ) -> Result<TermRef<'s>, CspError> {
+        let (q, rel) = if Op::of(q) == Op::Rename {
+            let inner = self.renamings.get(int_arg(q, 1));
+            let outer = self.renamings.get(rel);
+            let composed = compose_relations(&inner.0, &outer.0);
+            (q.arg(0), self.relation_id(&composed)?)
+        } else {
+            (q, rel)
+        };
+        Ok(sec
+            .create(Op::Rename.symbol(2), &[q, sec.int(rel as i64)])
+            .0)
     }
 
     /// `lazy(k)` for `p`.
@@ -473,4 +499,33 @@ impl Encoding {
 #[inline]
 pub(crate) fn int_arg(t: TermRef<'_>, i: usize) -> u32 {
     t.arg(i).int_value().unwrap_or(0) as u32
+}
+
+/// The renaming `inner` then `outer`: `a` becomes `c` when `inner` takes `a` to `b` (or leaves
+/// `a` alone, `b = a`, when `a` is outside its domain) and `outer` takes `b` to `c` (or leaves
+/// it alone).
+fn compose_relations(inner: &[(Value, Value)], outer: &[(Value, Value)]) -> EventRelation {
+    let images = |rel: &[(Value, Value)], b: &Value| -> Vec<Value> {
+        rel.iter()
+            .filter(|(from, _)| from == b)
+            .map(|(_, to)| to.clone())
+            .collect()
+    };
+    let mut composed = Vec::new();
+    for (a, b) in inner {
+        let outer_images = images(outer, b);
+        if outer_images.is_empty() {
+            composed.push((a.clone(), b.clone()));
+        } else {
+            composed.extend(outer_images.into_iter().map(|c| (a.clone(), c)));
+        }
+    }
+    for (b, c) in outer {
+        if !inner.iter().any(|(from, _)| from == b) {
+            composed.push((b.clone(), c.clone()));
+        }
+    }
+    composed.sort();
+    composed.dedup();
+    composed.into()
 }
