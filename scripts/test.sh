@@ -24,10 +24,10 @@ if [ -d loom-tests/tests ] && ls loom-tests/tests/*.rs >/dev/null 2>&1; then
   RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR="$loom_target" \
     cargo test -p loom-tests --release --tests
 
-  step "loom models against the mutant protocol (every exclusion and term-table model must fail)"
+  step "loom models against the mutant protocol (every exclusion, term-table and state-index model must fail)"
   RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR="$loom_target" \
     cargo test -p loom-tests --release --features mutant --no-fail-fast \
-    --test protocol --test term_table -- exclusion collection address \
+    --test protocol --test term_table --test state_index -- exclusion collection address index_ \
     >target/loom-mutant.log 2>&1 || true
   failed=$(grep -cE '^test .* \.\.\. FAILED$' target/loom-mutant.log || true)
   survived=$(grep -E '^test .* \.\.\. ok$' target/loom-mutant.log || true)
