@@ -1,6 +1,7 @@
 //! `weft::explore::StateIndex` against a `HashMap` oracle: random key sequences in one thread
-//! (proptest), and many threads inserting one large key set at once, each in its own order,
-//! through many growths of the slot table.
+//! (proptest), one key at a time (`insert`) or in batches (`insert_many`), and many threads
+//! inserting one large key set at once, each in its own order, through many growths of the
+//! slot table.
 //!
 //! Run in release mode (`cargo test --release --test state_index`); the stress test does real
 //! work.
@@ -21,14 +22,16 @@ enum Step {
     Again(usize),
 }
 
-/// A width, a number of handles (used in turn from one thread) and a key sequence.
-fn scenario() -> impl Strategy<Value = (usize, usize, Vec<Step>)> {
+/// A width, a number of handles (used in turn from one thread), a batch size and a key
+/// sequence.
+fn scenario() -> impl Strategy<Value = (usize, usize, usize, Vec<Step>)> {
     (
         1usize..6,
         1usize..4,
+        prop_oneof![Just(1usize), 2usize..10, Just(100)],
         prop_oneof![Just(2u32), Just(5), Just(1 << 16)],
     )
-        .prop_flat_map(|(width, handles, range)| {
+        .prop_flat_map(|(width, handles, batch, range)| {
             let step = prop_oneof![
                 3 => prop::collection::vec(0..range, width).prop_map(Step::Fresh),
                 1 => any::<usize>().prop_map(Step::Again),
@@ -36,6 +39,7 @@ fn scenario() -> impl Strategy<Value = (usize, usize, Vec<Step>)> {
             (
                 Just(width),
                 Just(handles),
+                Just(batch),
                 // Up to 6000 steps: with the wide range, enough distinct keys to grow the table
                 // (it starts with 4096 slots and grows when half full).
                 prop::collection::vec(step, 0..6000),
@@ -43,45 +47,68 @@ fn scenario() -> impl Strategy<Value = (usize, usize, Vec<Step>)> {
         })
 }
 
-/// Inserts `steps` through `handles` handles in turn, checking every answer against a
-/// `HashMap` oracle, then checks every key's number and contents and the numbers' bound.
-fn check_against_oracle(width: usize, handles: usize, steps: &[Step]) {
+/// The keys of `steps`, each `Again` resolved to the key of the step it names.
+fn resolve(width: usize, steps: &[Step]) -> Vec<Vec<u32>> {
+    let mut keys: Vec<Vec<u32>> = Vec::with_capacity(steps.len());
+    for step in steps {
+        let key = match step {
+            Step::Fresh(key) => key.clone(),
+            Step::Again(j) if !keys.is_empty() => keys[j % keys.len()].clone(),
+            Step::Again(_) => vec![7; width],
+        };
+        keys.push(key);
+    }
+    keys
+}
+
+/// Inserts the keys of `steps`, `batch` at a time (`insert` when 1, `insert_many` otherwise),
+/// through `handles` handles in turn, checking every answer against a `HashMap` oracle, then
+/// checks every key's number and contents and the numbers' bound.
+fn check_against_oracle(width: usize, handles: usize, batch: usize, steps: &[Step]) {
     let index = StateIndex::new(width);
     assert_eq!(index.width(), width);
     let mut hs: Vec<IndexHandle> = (0..handles).map(|_| index.handle()).collect();
     let mut oracle: HashMap<Vec<u32>, u32> = HashMap::new();
     let mut by_number: HashMap<u32, Vec<u32>> = HashMap::new();
-    let mut inserted: Vec<Vec<u32>> = Vec::new();
     let mut out = vec![0u32; width];
-    for (i, step) in steps.iter().enumerate() {
-        let key = match step {
-            Step::Fresh(key) => key.clone(),
-            Step::Again(j) if !inserted.is_empty() => inserted[j % inserted.len()].clone(),
-            Step::Again(_) => vec![7; width],
-        };
-        let (number, new) = index.insert(&mut hs[i % handles], &key).unwrap();
-        match oracle.get(&key) {
-            Some(&known) => {
-                assert_eq!(number, known, "key {key:?} changed its number");
-                assert!(!new, "key {key:?} inserted twice");
-            }
-            None => {
-                assert!(new, "new key {key:?} reported as known (number {number})");
-                if let Some(other) = by_number.insert(number, key.clone()) {
-                    panic!("keys {other:?} and {key:?} share number {number}");
-                }
-                oracle.insert(key.clone(), number);
-            }
+    let mut found = Vec::new();
+    for (c, chunk) in resolve(width, steps).chunks(batch).enumerate() {
+        let handle = &mut hs[c % handles];
+        found.clear();
+        if batch == 1 {
+            found.push(index.insert(handle, &chunk[0]).unwrap());
+        } else {
+            // `insert_many` appends: what is there already stays.
+            found.push((u32::MAX, false));
+            index
+                .insert_many(handle, &chunk.concat(), &mut found)
+                .unwrap();
+            assert_eq!(found.remove(0), (u32::MAX, false));
         }
-        assert!(
-            (number as u64) < index.numbers_bound(),
-            "number {number} not below numbers_bound() {}",
-            index.numbers_bound()
-        );
-        // The number's key is readable at once.
-        index.read_key(number, &mut out);
-        assert_eq!(out, key);
-        inserted.push(key);
+        assert_eq!(found.len(), chunk.len(), "one answer per key");
+        for (key, &(number, new)) in chunk.iter().zip(&found) {
+            match oracle.get(key) {
+                Some(&known) => {
+                    assert_eq!(number, known, "key {key:?} changed its number");
+                    assert!(!new, "key {key:?} inserted twice");
+                }
+                None => {
+                    assert!(new, "new key {key:?} reported as known (number {number})");
+                    if let Some(other) = by_number.insert(number, key.clone()) {
+                        panic!("keys {other:?} and {key:?} share number {number}");
+                    }
+                    oracle.insert(key.clone(), number);
+                }
+            }
+            assert!(
+                (number as u64) < index.numbers_bound(),
+                "number {number} not below numbers_bound() {}",
+                index.numbers_bound()
+            );
+            // The number's key is readable at once.
+            index.read_key(number, &mut out);
+            assert_eq!(&out, key);
+        }
     }
     for (key, &number) in &oracle {
         index.read_key(number, &mut out);
@@ -92,16 +119,28 @@ fn check_against_oracle(width: usize, handles: usize, steps: &[Step]) {
     let distinct = oracle.len() as u64;
     let bound = index.numbers_bound();
     assert!(bound >= distinct);
-    // Unused numbers are only the rest of each handle's current block.
-    assert!(
-        bound <= distinct + handles as u64 * BLOCK as u64,
-        "numbers_bound() {bound} for {distinct} keys and {handles} handles"
-    );
-    if handles == 1 {
-        // One handle takes its numbers in order: they are exactly 0..distinct.
-        let mut numbers: Vec<u32> = oracle.values().copied().collect();
-        numbers.sort_unstable();
-        assert!(numbers.iter().enumerate().all(|(i, &n)| n as usize == i));
+    let block = BLOCK as u64;
+    if batch == 1 {
+        // Unused numbers are only the rest of each handle's current block.
+        assert!(
+            bound <= distinct + handles as u64 * block,
+            "numbers_bound() {bound} for {distinct} keys and {handles} handles"
+        );
+        if handles == 1 {
+            // One handle takes its numbers in order: they are exactly 0..distinct.
+            let mut numbers: Vec<u32> = oracle.values().copied().collect();
+            numbers.sort_unstable();
+            assert!(numbers.iter().enumerate().all(|(i, &n)| n as usize == i));
+        }
+    } else {
+        // A batch that does not fit in a handle's block leaves the rest of it (fewer numbers
+        // than the batch) and takes a new one of at least `BLOCK` numbers.
+        let batch = batch as u64;
+        let blocks = bound.div_ceil(block);
+        assert!(
+            bound <= distinct + blocks * (batch - 1) + handles as u64 * block.max(batch),
+            "numbers_bound() {bound} for {distinct} keys, {handles} handles, batches of {batch}"
+        );
     }
 }
 
@@ -109,15 +148,16 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(128))]
 
     #[test]
-    fn one_thread_matches_a_hashmap((width, handles, steps) in scenario()) {
-        check_against_oracle(width, handles, &steps);
+    fn one_thread_matches_a_hashmap((width, handles, batch, steps) in scenario()) {
+        check_against_oracle(width, handles, batch, &steps);
     }
 }
 
-/// The oracle check on fixed sequences that grow the table many times (one and three handles).
+/// The oracle check on fixed sequences that grow the table many times (one and three handles,
+/// one key at a time and in batches).
 #[test]
 fn one_thread_through_many_growths() {
-    for handles in [1, 3] {
+    for (handles, batch) in [(1, 1), (3, 1), (1, 7), (3, 100)] {
         let steps: Vec<Step> = (0..150_000u32)
             .map(|i| {
                 if i % 3 == 2 {
@@ -127,7 +167,7 @@ fn one_thread_through_many_growths() {
                 }
             })
             .collect();
-        check_against_oracle(3, handles, &steps);
+        check_against_oracle(3, handles, batch, &steps);
     }
 }
 
@@ -175,8 +215,13 @@ enum Orders {
     Same,
 }
 
+/// Keys thread `t` of the stress test inserts at a time (`insert` for 1, `insert_many` else).
+fn batch_size(t: usize) -> usize {
+    [1, 5, 12, 1][t % 4]
+}
+
 /// `threads` threads, released together by a barrier, each insert every key of `keys` (and read
-/// each key back at once), in the order `orders` says. Returns, per thread, `(number,
+/// each key back at once), in the order `orders` says, `batch_size(t)` keys at a time. Returns, per thread, `(number,
 /// inserted)` by key position.
 fn insert_concurrently(
     index: &StateIndex,
@@ -201,12 +246,25 @@ fn insert_concurrently(
                     let mut results = vec![(u32::MAX, false); keys.len()];
                     let mut out = [0u32; 3];
                     start.wait();
-                    for k in order {
-                        let (number, new) = index.insert(&mut handle, &keys[k]).unwrap();
-                        // Readable by this thread at once, while the others insert and grow.
-                        index.read_key(number, &mut out);
-                        assert_eq!(out, keys[k], "read_key({number}) during insertion");
-                        results[k] = (number, new);
+                    let mut batch_keys = Vec::new();
+                    let mut found = Vec::new();
+                    for positions in order.chunks(batch_size(t)) {
+                        found.clear();
+                        if let [k] = positions {
+                            found.push(index.insert(&mut handle, &keys[*k]).unwrap());
+                        } else {
+                            batch_keys.clear();
+                            batch_keys.extend(positions.iter().flat_map(|&k| keys[k]));
+                            index
+                                .insert_many(&mut handle, &batch_keys, &mut found)
+                                .unwrap();
+                        }
+                        for (&k, &(number, new)) in positions.iter().zip(&found) {
+                            // Readable by this thread at once, while the others insert and grow.
+                            index.read_key(number, &mut out);
+                            assert_eq!(out, keys[k], "read_key({number}) during insertion");
+                            results[k] = (number, new);
+                        }
                     }
                     results
                 })
@@ -217,7 +275,8 @@ fn insert_concurrently(
 }
 
 /// Several threads insert the same 200 000 keys at once (the table grows from 4096 slots to
-/// 512Ki meanwhile), each in its own order or all in one: every key gets one number, which all threads agree on, exactly one thread
+/// 512Ki meanwhile), each in its own order or all in one, one key or a batch at a time: every
+/// key gets one number, which all threads agree on, exactly one thread
 /// inserted it, distinct keys have distinct numbers, and every key reads back.
 #[test]
 fn threads_agree_on_every_number() {
@@ -239,9 +298,15 @@ fn threads_agree_on_every_number() {
             let bound = index.numbers_bound();
             let context = format!("{threads} threads, round {round} ({orders:?} orders)");
             assert!(bound >= KEYS as u64, "{context}: numbers_bound() {bound}");
-            // Each thread holds at most one partly used block.
+            // Each thread holds at most one partly used block, and a batch that did not fit in
+            // a thread's block left the rest of it (fewer numbers than the batch).
+            let block = BLOCK as u64;
+            let largest_batch = (0..threads).map(batch_size).max().unwrap() as u64;
             assert!(
-                bound <= KEYS as u64 + (threads as u64) * BLOCK as u64,
+                bound
+                    <= KEYS as u64
+                        + bound.div_ceil(block) * (largest_batch - 1)
+                        + threads as u64 * block,
                 "{context}: numbers_bound() {bound}: numbers taken but not given"
             );
             let mut owner = vec![u32::MAX; bound as usize];

@@ -34,7 +34,7 @@ use weft::explore::{IndexHandle, StateIndex};
 
 /// Slots of the largest table the models reach; keys that agree on their hash modulo this
 /// start at one slot in every table of the models.
-const LARGEST_TABLE: u64 = 8;
+const LARGEST_TABLE: u64 = 16;
 
 /// The first slot of `key` in a table of `LARGEST_TABLE` slots (the index probes from
 /// `(hash >> 32) & (slots - 1)`).
@@ -240,5 +240,63 @@ fn index_same_key_three_threads() {
         let inserters = results.iter().filter(|r| r.1).count();
         assert_eq!(inserters, 1, "the key inserted by {inserters} threads");
         check_all_kept(&index, &[(key, results[0].0)]);
+    });
+}
+
+/// Two threads each number a batch (`insert_many`, one shared section) of a private key, a
+/// shared key and the private key again; the second batch's numbers grow the table while the
+/// first batch probes it. Both get one number for the shared key, exactly one inserted it, and
+/// the repeat in a batch finds the key its first occurrence inserted.
+#[test]
+fn index_batches_during_growth() {
+    let keys = keys_at_slot(5, 3, &[]);
+    let (private, shared) = ([keys[0], keys[1]], keys[2]);
+    check("index_batches_during_growth", move || {
+        let index = Arc::new(StateIndex::new(1));
+        let threads: Vec<_> = (0..2)
+            .map(|t| {
+                let index = index.clone();
+                thread::spawn(move || {
+                    let mut me = Member::join(&index);
+                    let mut found = Vec::new();
+                    index
+                        .insert_many(&mut me, &[private[t], shared, private[t]], &mut found)
+                        .expect("a few keys fit in the index");
+                    let mut out = [0u32];
+                    for (key, &(number, _)) in [private[t], shared, private[t]].iter().zip(&found) {
+                        index.read_key(number, &mut out);
+                        assert_eq!(out[0], *key, "read_key({number}) right after the batch");
+                    }
+                    assert_eq!(found.len(), 3, "one answer per key of the batch");
+                    assert!(
+                        found[0].1,
+                        "private key {} found before it was inserted",
+                        private[t]
+                    );
+                    assert_eq!(
+                        found[2],
+                        (found[0].0, false),
+                        "a key repeated in a batch numbered twice"
+                    );
+                    (found[0].0, found[1])
+                })
+            })
+            .collect();
+        let results: Vec<_> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+        let [(private0, shared0), (private1, shared1)] = [results[0], results[1]];
+        assert_eq!(shared0.0, shared1.0, "one key, two numbers");
+        assert!(
+            shared0.1 != shared1.1,
+            "the shared key inserted by {} threads",
+            shared0.1 as u8 + shared1.1 as u8
+        );
+        check_all_kept(
+            &index,
+            &[
+                (private[0], private0),
+                (private[1], private1),
+                (shared, shared0.0),
+            ],
+        );
     });
 }

@@ -70,7 +70,7 @@ enum Shape {
         node: NetNode,
         positions: Vec<Position>,
         layout: Layout,
-        index: StateIndex,
+        index: Box<StateIndex>,
         omega: u32,
     },
 }
@@ -312,7 +312,7 @@ impl CspSystem {
                 }
                 // Every position's process is number 0 of its table.
                 let layout = Layout::new(&bits);
-                let index = StateIndex::new(layout.words());
+                let index = Box::new(StateIndex::new(layout.words()));
                 let mut handle = index.handle();
                 let too_many = |e: crate::explore::IndexFull| {
                     CspError::unpositioned(ErrorKind::Limit, e.to_string())

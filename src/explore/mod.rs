@@ -135,7 +135,7 @@ enum Known<S> {
     },
     /// The system numbers its states: a bitmap of the numbers met (bit `n % 64` of word
     /// `n / 64`); ids are given when a level is merged.
-    Numbered { seen: Segmented<AtomicU64> },
+    Numbered { seen: Box<Segmented<AtomicU64>> },
 }
 
 impl<S: Clone + Eq + std::hash::Hash> Known<S> {
@@ -220,7 +220,7 @@ fn explore_in_pool<T: TransitionSystem>(ts: &T, opts: &ExploreOptions) -> Explor
     let initial = ts.initial_state();
     let known = match ts.state_number(&initial) {
         Some(number) => {
-            let seen: Segmented<AtomicU64> = Segmented::new(1);
+            let seen: Box<Segmented<AtomicU64>> = Box::new(Segmented::new(1));
             let word = &seen.get_or_alloc(number as u64 / 64)[0];
             // Ordering: Relaxed; no worker runs yet.
             word.fetch_or(1 << (number % 64), Ordering::Relaxed);
