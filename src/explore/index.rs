@@ -35,7 +35,7 @@ use std::sync::atomic::AtomicU64 as StdAtomicU64;
 
 use crossbeam::utils::CachePadded;
 
-use crate::sync::shim::{AtomicPtr, AtomicU32, AtomicU64, Ordering, UnsafeCell};
+use crate::sync::shim::{Arc, AtomicPtr, AtomicU32, AtomicU64, Ordering, UnsafeCell};
 use crate::sync::{BusyForbidden, Participant};
 
 /// Numbers a thread takes from the shared counter at a time.
@@ -81,6 +81,8 @@ pub struct StateIndex {
     /// The slot table; replaced only in the exclusive section of `lock`.
     table: UnsafeCell<Box<[AtomicU64]>>,
     lock: BusyForbidden,
+    /// Handles not yet dropped (the threads using the index).
+    live_handles: Arc<AtomicU64>,
     /// Identifies handles of this index.
     id: u64,
 }
@@ -95,12 +97,20 @@ unsafe impl Send for StateIndex {}
 /// of numbers. Not `Send` (the membership belongs to the thread that registered).
 pub struct IndexHandle {
     participant: Participant,
+    live: Arc<AtomicU64>,
     index: u64,
     next: u64,
     end: u64,
     /// Scratch of `insert_many` and `insert`.
     hashes: Vec<u64>,
     found: Vec<(u32, bool)>,
+}
+
+impl Drop for IndexHandle {
+    fn drop(&mut self) {
+        // Ordering: Relaxed; a count (see `StateIndex::live_handles`).
+        self.live.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 static NEXT_INDEX: StdAtomicU64 = StdAtomicU64::new(1);
@@ -134,6 +144,7 @@ impl StateIndex {
             keys: Segmented::new(width),
             table: UnsafeCell::new(AtomicU64::zeroed(INITIAL_SLOTS as usize)),
             lock: BusyForbidden::new(),
+            live_handles: Arc::new(AtomicU64::new(0)),
             // Ordering: Relaxed; only uniqueness matters.
             id: NEXT_INDEX.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         }
@@ -146,7 +157,10 @@ impl StateIndex {
 
     /// The calling thread's handle (one per thread; it must not be used by another index).
     pub fn handle(&self) -> IndexHandle {
+        // Ordering: Relaxed; a count (see `live_handles`).
+        self.live_handles.fetch_add(1, Ordering::Relaxed);
         IndexHandle {
+            live: self.live_handles.clone(),
             participant: self.lock.register(),
             index: self.id,
             next: 0,
@@ -316,6 +330,8 @@ impl StateIndex {
                 return; // another thread grew it meanwhile
             }
             let fresh = AtomicU64::zeroed(slots as usize);
+            // Ordering: Relaxed; a count of threads to use, any recent value serves.
+            fault_in(&fresh, self.live_handles.load(Ordering::Relaxed) as usize);
             let mask = slots - 1;
             for slot in table.iter() {
                 // Ordering: Relaxed; the exclusive section orders every access.
@@ -431,6 +447,38 @@ impl<T: ZeroedAtomic> Drop for Segmented<T> {
         }
     }
 }
+
+/// Touches every page of a large fresh table from `threads` threads at once (as many as use
+/// the index). The first touch
+/// of a page (the kernel zeroing it) is most of the cost of a growth, and the other threads
+/// are waiting for the exclusive section anyway.
+#[cfg(not(loom))]
+fn fault_in(table: &[AtomicU64], threads: usize) {
+    const WORDS_PER_PAGE: usize = 4096 / 8;
+    const PARALLEL_FROM: usize = 1 << 20; // 8 MiB
+    let touch = |part: &[AtomicU64]| {
+        for word in part.iter().step_by(WORDS_PER_PAGE) {
+            // Ordering: Relaxed; the table is published by the exclusive section's end.
+            word.store(0, Ordering::Relaxed);
+        }
+    };
+    let threads = threads.min(16);
+    if table.len() < PARALLEL_FROM || threads <= 1 {
+        return;
+    }
+    let chunk = table
+        .len()
+        .div_ceil(threads)
+        .next_multiple_of(WORDS_PER_PAGE);
+    std::thread::scope(|scope| {
+        for part in table.chunks(chunk) {
+            scope.spawn(move || touch(part));
+        }
+    });
+}
+
+#[cfg(loom)]
+fn fault_in(_table: &[AtomicU64], _threads: usize) {}
 
 /// Asks the processor to bring `slot` into the cache.
 #[inline(always)]
