@@ -139,8 +139,8 @@ enum Known<S> {
 }
 
 impl<S: Clone + Eq + std::hash::Hash> Known<S> {
-    /// The key of `state` (its id, or its number) and whether this call discovered it; `None`
-    /// when it is new but over the limit.
+    /// The key of `state` (its id, or its number), with the state itself when this call
+    /// discovered it; `None` when it is new but over the limit.
     #[inline]
     fn discover<T: TransitionSystem<State = S>>(
         &self,
@@ -148,12 +148,10 @@ impl<S: Clone + Eq + std::hash::Hash> Known<S> {
         state: S,
         max_states: u64,
         limit_hit: &AtomicBool,
-    ) -> Option<(u32, bool, S)> {
+    ) -> Option<(u32, Option<S>)> {
         match self {
             Known::Hashed { index, next_id } => match index.entry(state) {
-                dashmap::mapref::entry::Entry::Occupied(e) => {
-                    Some((*e.get(), false, e.key().clone()))
-                }
+                dashmap::mapref::entry::Entry::Occupied(e) => Some((*e.get(), None)),
                 dashmap::mapref::entry::Entry::Vacant(v) => {
                     // Ordering: Relaxed; ids need only be unique, the level barrier publishes
                     // them.
@@ -165,7 +163,7 @@ impl<S: Clone + Eq + std::hash::Hash> Known<S> {
                     }
                     let state = v.key().clone();
                     v.insert(new);
-                    Some((new, true, state))
+                    Some((new, Some(state)))
                 }
             },
             Known::Numbered { seen } => {
@@ -176,7 +174,7 @@ impl<S: Clone + Eq + std::hash::Hash> Known<S> {
                 // to the next level (the level's join publishes everything else).
                 let new = word.load(Ordering::Relaxed) & bit == 0
                     && word.fetch_or(bit, Ordering::Relaxed) & bit == 0;
-                Some((number, new, state))
+                Some((number, new.then_some(state)))
             }
         }
     }
@@ -370,10 +368,10 @@ fn expand<T: TransitionSystem>(
     ts.for_each_successor(state, &mut |label, target| {
         any = true;
         part.transition_count += 1;
-        let Some((key, new, target)) = known.discover(ts, target, max_states, limit_hit) else {
+        let Some((key, new)) = known.discover(ts, target, max_states, limit_hit) else {
             return;
         };
-        if new {
+        if let Some(target) = new {
             part.discovered.push((key, target, id, label));
         }
         if opts.record_transitions {
