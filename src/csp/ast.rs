@@ -345,6 +345,25 @@ pub enum DeclKind {
     Transparent(Vec<Ident>),
     /// `external f, g`
     External(Vec<Ident>),
+    /// A declaration the parser could not read (a construct weft does not support, or a
+    /// syntax error it could recover from at the next declaration): it defines `names`, and
+    /// any use of them, or the assertion it was, reports `error`.
+    Invalid(InvalidDecl),
+}
+
+/// A declaration that could not be parsed, kept so that only what uses it fails.
+#[derive(Clone, Debug)]
+pub struct InvalidDecl {
+    /// The names it would have defined (empty for an assertion or when they are unknown).
+    pub names: Vec<Ident>,
+    /// Whether it was an `assert`.
+    pub assertion: bool,
+    /// Broad category of the error.
+    pub kind: crate::csp::ErrorKind,
+    /// Where the error is.
+    pub error_span: Span,
+    /// What is wrong.
+    pub message: String,
 }
 
 /// A declaration.

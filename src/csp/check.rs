@@ -289,6 +289,10 @@ pub(crate) fn check(decls: &[Decl], prelude: &[Decl]) -> CResult<Program> {
                     define(&mut p, &n.name, n.span, GlobalKind::Compression(c))?;
                 }
             }
+            DeclKind::Invalid(inv) => {
+                // Until invalid declarations are kept apart, the first one fails the script.
+                return Err(RawError::new(inv.error_span, inv.kind, inv.message.clone()));
+            }
             DeclKind::External(names) => {
                 return Err(RawError::new(
                     names[0].span,

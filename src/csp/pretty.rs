@@ -471,6 +471,10 @@ fn write_decl(s: &mut String, d: &Decl) {
             s.push_str("external ");
             write_names(s, names);
         }
+        DeclKind::Invalid(inv) => {
+            s.push_str("-- not read: ");
+            s.push_str(&inv.message.replace('\n', " "));
+        }
     }
 }
 
