@@ -15,3 +15,5 @@ pub mod refine;
 pub mod sync;
 pub mod term;
 pub mod ts;
+#[cfg(not(loom))]
+pub mod verify;

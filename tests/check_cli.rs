@@ -151,9 +151,13 @@ fn errors_exit_2_with_a_positioned_message() {
         let path = problems.join(problem).join("model.cspm");
         let (code, out, err) = weft(&["check", &path.display().to_string()]);
         assert_eq!(code, 2, "{problem}: {out}{err}");
-        assert!(out.is_empty(), "{problem}: {out}");
+        // Stdout has at most the assertions' lines, none with a verdict.
         assert!(
-            err.starts_with(&format!("{}{position}", path.display())),
+            !out.contains(": holds") && !out.contains(": fails"),
+            "{problem}: {out}"
+        );
+        assert!(
+            err.contains(&format!("{}{position}", path.display())),
             "{problem}: {err}"
         );
     }
@@ -321,4 +325,89 @@ fn the_state_limit_stops_a_check_with_exit_code_2() {
     ]);
     assert_eq!(code, 2, "{out}{err}");
     assert!(err.contains("state limit"), "{err}");
+}
+
+/// A script whose second assertion never ends: the time limit stops that one, and the
+/// assertions before and after it still get their verdicts; the summary counts each kind and
+/// the exit code is 2 (an assertion has no verdict).
+#[test]
+fn an_endless_assertion_is_stopped_and_the_others_are_checked() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("check_cli");
+    std::fs::create_dir_all(&dir).expect("tmp dir");
+    let path = dir.join("endless.csp");
+    std::fs::write(
+        &path,
+        "channel c : {0..1}\n\
+         COUNT(n) = c.0 -> COUNT(n + 1)\n\
+         P = c.1 -> STOP\n\
+         assert P :[divergence free]\n\
+         assert COUNT(0) :[deadlock free [F]]\n\
+         assert P :[deadlock free [F]]\n",
+    )
+    .expect("write");
+    let file = path.display().to_string();
+    let started = std::time::Instant::now();
+    let (code, out, err) = weft(&["check", &file, "--timeout", "2s"]);
+    assert!(
+        started.elapsed().as_secs() < 60,
+        "took {:?}",
+        started.elapsed()
+    );
+    assert_eq!(code, 2, "{out}{err}");
+    let lines: Vec<&str> = out.lines().filter(|l| l.contains(": assert ")).collect();
+    assert_eq!(lines.len(), 3, "{out}");
+    assert!(lines[0].ends_with(": holds"), "{out}");
+    assert!(lines[1].contains("stopped at the time limit"), "{out}");
+    assert!(lines[2].ends_with(": fails"), "{out}");
+    assert!(
+        out.contains("3 assertions: 1 holds, 1 fails, 1 stopped at a limit"),
+        "{out}"
+    );
+    assert!(err.contains("endless.csp:5:1: error:"), "{err}");
+    assert!(err.contains("time limit"), "{err}");
+    // The same run as JSON: a verdict per assertion, `stopped` naming the limit.
+    let (code, out, _) = weft(&["check", &file, "--max-states", "5000", "--json"]);
+    assert_eq!(code, 2);
+    let value: Value = serde_json::from_str(&out).expect("json");
+    let verdicts: Vec<&str> = value["assertions"]
+        .as_array()
+        .expect("assertions")
+        .iter()
+        .map(|a| a["verdict"].as_str().expect("verdict"))
+        .collect();
+    assert_eq!(verdicts, ["holds", "stopped", "fails"]);
+    assert_eq!(value["assertions"][1]["stopped"], "state-limit");
+    assert_eq!(value["assertions"][1]["holds"], Value::Null);
+    assert_eq!(value["summary"]["stopped"], 1);
+}
+
+/// Arguments out of range are refused with a message that says the range, exit code 2.
+#[test]
+fn search_arguments_are_validated() {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/bounded_buffer.csp");
+    let file = script.display().to_string();
+    for (args, expected) in [
+        (vec!["--threads", "100000"], "from 1 to 1024"),
+        (vec!["--threads", "-1"], "from 1 to 1024"),
+        (vec!["--threads", "0"], "from 1 to 1024"),
+        (vec!["--max-states", "0"], "at least 1"),
+        (vec!["--max-memory", "lots"], "not a size"),
+        (vec!["--timeout", "-3"], "time"),
+    ] {
+        let mut all = vec!["check", &file];
+        all.extend(args.iter().copied());
+        let (code, out, err) = weft(&all);
+        assert_eq!(code, 2, "{args:?}: {out}{err}");
+        assert!(err.contains(expected), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+    // An .aut file given to `check` says what to do instead.
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("check_cli");
+    std::fs::create_dir_all(&dir).expect("tmp dir");
+    let aut = dir.join("small.aut");
+    std::fs::write(&aut, "des (0,1,2)\n(0,\"a\",1)\n").expect("write");
+    let (code, _, err) = weft(&["check", &aut.display().to_string()]);
+    assert_eq!(code, 2);
+    assert!(err.contains("weft refines"), "{err}");
+    assert!(!err.contains("error: error"), "{err}");
 }

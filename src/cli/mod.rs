@@ -9,6 +9,7 @@ mod check;
 mod csp_model;
 mod explore;
 mod info;
+mod limits;
 mod progress;
 mod refines;
 

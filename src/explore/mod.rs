@@ -15,6 +15,7 @@
 //! the ids of states may (the LTS is the same up to renumbering).
 
 pub mod index;
+pub mod limits;
 
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::Instant;
@@ -28,6 +29,7 @@ use crate::ts::{Label, TransitionSystem};
 use crate::sync::shim::AtomicU64;
 use index::Segmented;
 pub use index::{IndexFull, IndexHandle, StateIndex};
+pub use limits::{ResourceLimits, StopReason, StopSignal, Watchdog};
 
 /// Stack size of the worker threads.
 pub const WORKER_STACK_BYTES: usize = 64 << 20;
@@ -73,6 +75,21 @@ pub struct ExploreStats {
     pub threads: usize,
     /// False when a limit stopped the exploration before it was finished.
     pub complete: bool,
+    /// Why the exploration stopped before it was finished (`None` when complete).
+    pub stopped: Option<StopReason>,
+}
+
+/// Failures to run an exploration at all.
+#[derive(Debug, thiserror::Error)]
+pub enum ExploreError {
+    /// The worker threads could not be started.
+    #[error("cannot start {threads} worker threads: {reason}")]
+    Threads {
+        /// Threads asked for.
+        threads: usize,
+        /// What the system said.
+        reason: String,
+    },
 }
 
 /// The result of an exploration: states by id, one parent per state, deadlocks, and (on
@@ -201,18 +218,42 @@ impl<S> Default for LevelPart<S> {
 }
 
 /// Explores `ts` breadth first with `opts.threads` workers.
+///
+/// # Panics
+///
+/// When the worker threads cannot be started; [`try_explore`] returns that as an error.
 pub fn explore<T: TransitionSystem>(ts: &T, opts: &ExploreOptions) -> Exploration<T::State> {
+    try_explore(ts, opts, &StopSignal::new()).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Explores `ts` breadth first with `opts.threads` workers until it is finished, a limit of
+/// `opts` is reached or `stop` is raised (the workers look at it between chunks of 64
+/// states). A stopped exploration keeps the levels it finished and the part of the last one
+/// it expanded, and is marked incomplete with the reason.
+pub fn try_explore<T: TransitionSystem>(
+    ts: &T,
+    opts: &ExploreOptions,
+    stop: &StopSignal,
+) -> Result<Exploration<T::State>, ExploreError> {
+    let threads = opts.threads.max(1);
     let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(opts.threads.max(1))
+        .num_threads(threads)
         // Successor functions may recurse deeply (nested process terms): reserve room (virtual
         // memory only; pages are touched as used).
         .stack_size(WORKER_STACK_BYTES)
         .build()
-        .expect("cannot start worker threads");
-    pool.install(|| explore_in_pool(ts, opts))
+        .map_err(|e| ExploreError::Threads {
+            threads,
+            reason: e.to_string(),
+        })?;
+    Ok(pool.install(|| explore_in_pool(ts, opts, stop)))
 }
 
-fn explore_in_pool<T: TransitionSystem>(ts: &T, opts: &ExploreOptions) -> Exploration<T::State> {
+fn explore_in_pool<T: TransitionSystem>(
+    ts: &T,
+    opts: &ExploreOptions,
+    stop: &StopSignal,
+) -> Exploration<T::State> {
     let start = Instant::now();
     let max_states = opts.max_states.unwrap_or(u64::MAX).min(u32::MAX as u64);
     let initial = ts.initial_state();
@@ -256,6 +297,9 @@ fn explore_in_pool<T: TransitionSystem>(ts: &T, opts: &ExploreOptions) -> Explor
         let parts: Vec<LevelPart<T::State>> = level
             .par_chunks(64)
             .fold(LevelPart::default, |mut part, chunk| {
+                if stop.is_raised() {
+                    return part;
+                }
                 for (id, state) in chunk {
                     expand(
                         ts, opts, &known, &limit_hit, max_states, *id, state, &mut part,
@@ -308,6 +352,9 @@ fn explore_in_pool<T: TransitionSystem>(ts: &T, opts: &ExploreOptions) -> Explor
         }
         // Ordering: Relaxed; read after the level's join.
         if limit_hit.load(Ordering::Relaxed) {
+            stop.stop(StopReason::StateLimit);
+        }
+        if stop.is_raised() {
             break;
         }
     }
@@ -324,7 +371,8 @@ fn explore_in_pool<T: TransitionSystem>(ts: &T, opts: &ExploreOptions) -> Explor
     deadlocks.sort_unstable();
     transitions.sort_unstable();
     let seconds = start.elapsed().as_secs_f64();
-    let complete = !limit_hit.load(Ordering::Relaxed);
+    let stopped = stop.reason();
+    let complete = stopped.is_none();
     let stats = ExploreStats {
         states: states.len() as u64,
         transitions: transition_count,
@@ -334,6 +382,7 @@ fn explore_in_pool<T: TransitionSystem>(ts: &T, opts: &ExploreOptions) -> Explor
         states_per_second: states.len() as f64 / seconds.max(1e-9),
         threads: opts.threads.max(1),
         complete,
+        stopped,
     };
     Exploration {
         states,

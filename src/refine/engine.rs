@@ -6,10 +6,13 @@ use std::collections::{HashMap, VecDeque};
 use super::antichain::Discovered;
 use super::normal::{NormalForm, EMPTY_SET};
 use super::{CheckOptions, CheckStats, Counterexample, Model, RefineError, Search, Violation};
+use crate::explore::StopSignal;
 use crate::lts::Lts;
 use crate::ts::TAU;
 
 const NONE: u32 = u32::MAX;
+/// The search looks at its stop signal once per this many pairs expanded.
+const STOP_POLL: u64 = 1024;
 const NOT_COMPUTED: usize = usize::MAX;
 
 /// A discovered product pair, with the step that discovered it.
@@ -132,6 +135,7 @@ struct Engine<'a> {
     /// implementation state's transitions.
     dense_successor: Vec<u32>,
     scattered: u32,
+    stop: &'a StopSignal,
 }
 
 impl Engine<'_> {
@@ -225,6 +229,11 @@ impl Engine<'_> {
                 return Ok(None);
             };
             self.stats.pairs_explored += 1;
+            if self.stats.pairs_explored % STOP_POLL == 0 {
+                if let Some(reason) = self.stop.reason() {
+                    return Err(RefineError::Stopped(reason));
+                }
+            }
             let Node { set, state, .. } = self.nodes[node as usize];
             self.nf.ensure_successors(set);
             let (labels, targets) = impl_lts.outgoing(state);
@@ -348,6 +357,7 @@ pub(crate) fn run(
     spec: &Lts,
     impl_: &Lts,
     opts: &CheckOptions,
+    stop: &StopSignal,
 ) -> Result<(Option<Counterexample>, CheckStats), RefineError> {
     let alphabet = Alphabet::new(spec, impl_);
     let num_events = alphabet.names.len();
@@ -362,6 +372,7 @@ pub(crate) fn run(
         stats: CheckStats::default(),
         dense_successor: vec![EMPTY_SET; num_events],
         scattered: NONE,
+        stop,
     };
     let found = engine.search()?;
     engine.stats.pairs_discovered = engine.nodes.len() as u64;

@@ -35,6 +35,7 @@ pub mod replay;
 use serde::Serialize;
 use std::time::Duration;
 
+use crate::explore::{StopReason, StopSignal};
 use crate::lts::Lts;
 
 /// The semantic model of a check (FDR's `[T=`, `[F=`, `[FD=`).
@@ -182,6 +183,9 @@ pub enum RefineError {
     /// The product has more pairs than the checker can index.
     #[error("the product has more than {0} pairs: too large to check")]
     TooManyPairs(u64),
+    /// A limit (memory, time) or an interrupt stopped the check: no verdict.
+    #[error("stopped at {}: the check is incomplete", .0.describe())]
+    Stopped(StopReason),
 }
 
 /// Decides whether `impl_` refines `spec` in `opts.model` (FDR's `assert spec [X= impl_`).
@@ -189,6 +193,17 @@ pub enum RefineError {
 /// Returns the verdict, a counterexample when it fails (replayed on both systems before it is
 /// returned), and statistics.
 pub fn check(spec: &Lts, impl_: &Lts, opts: &CheckOptions) -> Result<CheckResult, RefineError> {
+    check_until(spec, impl_, opts, &StopSignal::new())
+}
+
+/// [`check`], stopped with [`RefineError::Stopped`] when `stop` is raised (the search looks at
+/// it every thousand pairs).
+pub fn check_until(
+    spec: &Lts,
+    impl_: &Lts,
+    opts: &CheckOptions,
+    stop: &StopSignal,
+) -> Result<CheckResult, RefineError> {
     if spec.num_states() == 0 {
         return Err(RefineError::NoStates("specification"));
     }
@@ -196,7 +211,7 @@ pub fn check(spec: &Lts, impl_: &Lts, opts: &CheckOptions) -> Result<CheckResult
         return Err(RefineError::NoStates("implementation"));
     }
     let start = std::time::Instant::now();
-    let (counterexample, mut stats) = engine::run(spec, impl_, opts)?;
+    let (counterexample, mut stats) = engine::run(spec, impl_, opts, stop)?;
     let elapsed: Duration = start.elapsed();
     stats.seconds = elapsed.as_secs_f64();
     if let Some(cex) = &counterexample {
