@@ -17,5 +17,30 @@ fn main() {
     // short-lived process whose peak is what counts: never purge.
     // SAFETY: sets a process-wide allocator option; mimalloc allows this at any time.
     unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, -1) };
+    #[cfg(target_os = "linux")]
+    on_interrupt_stop_searches();
     std::process::exit(cli::run());
+}
+
+/// Ctrl-C (SIGINT) stops the running search cleanly: it ends with its statistics and no
+/// verdict (exit code 2). A second Ctrl-C, or one while no search listens, ends the process
+/// at once (exit code 130, as a shell reports SIGINT).
+#[cfg(target_os = "linux")]
+fn on_interrupt_stop_searches() {
+    extern "C" fn handler(_: libc::c_int) {
+        use weft::explore::limits::{interrupt_listened, interrupt_requested};
+        if interrupt_requested() || !interrupt_listened() {
+            // SAFETY: `_exit` is async-signal-safe and takes no pointers.
+            unsafe { libc::_exit(130) };
+        }
+        weft::explore::limits::request_interrupt();
+    }
+    // SAFETY: installs a handler that only touches an atomic and calls `_exit`, both
+    // async-signal-safe; the function pointer has the signature `signal` expects.
+    unsafe {
+        libc::signal(
+            libc::SIGINT,
+            handler as extern "C" fn(libc::c_int) as libc::sighandler_t,
+        );
+    }
 }

@@ -357,10 +357,10 @@ fn an_endless_assertion_is_stopped_and_the_others_are_checked() {
     let lines: Vec<&str> = out.lines().filter(|l| l.contains(": assert ")).collect();
     assert_eq!(lines.len(), 3, "{out}");
     assert!(lines[0].ends_with(": holds"), "{out}");
-    assert!(lines[1].contains("stopped at the time limit"), "{out}");
+    assert!(lines[1].contains("stopped by the time limit"), "{out}");
     assert!(lines[2].ends_with(": fails"), "{out}");
     assert!(
-        out.contains("3 assertions: 1 holds, 1 fails, 1 stopped at a limit"),
+        out.contains("3 assertions: 1 holds, 1 fails, 1 stopped (no verdict)"),
         "{out}"
     );
     assert!(err.contains("endless.csp:5:1: error:"), "{err}");

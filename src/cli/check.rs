@@ -131,7 +131,7 @@ fn report_diagnostics(r: &AssertionResult) {
         Verdict::Error(VerifyError::Script(e)) if e.location.is_some() => eprintln!("{e}"),
         Verdict::Error(e) => eprintln!("{}: error: checking `{}`: {e}", r.location, r.text),
         Verdict::Stopped { reason, states } => eprintln!(
-            "{}: error: checking `{}`: stopped at {}{}: no verdict",
+            "{}: error: checking `{}`: stopped by {}{}: no verdict",
             r.location,
             r.text,
             reason.describe(),
@@ -149,7 +149,7 @@ fn report_diagnostics(r: &AssertionResult) {
 fn render_text(r: &AssertionResult) -> String {
     let mut text = String::new();
     let status = match &r.verdict {
-        Verdict::Stopped { reason, .. } => format!("stopped at {} (no verdict)", reason.describe()),
+        Verdict::Stopped { reason, .. } => format!("stopped by {} (no verdict)", reason.describe()),
         Verdict::Error(_) => "error (no verdict)".to_string(),
         v => v.name().to_string(),
     };

@@ -5,7 +5,7 @@
 //! time, an interrupt) raises the signal with a [`StopReason`]. A stopped search returns the
 //! statistics it has so far and is marked incomplete: a stop is never a verdict.
 
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -50,7 +50,7 @@ impl StopReason {
             StopReason::StateLimit => "the state limit",
             StopReason::MemoryLimit => "the memory limit",
             StopReason::TimeLimit => "the time limit",
-            StopReason::Interrupted => "an interrupt",
+            StopReason::Interrupted => "an interrupt (Ctrl-C)",
         }
     }
 }
@@ -89,6 +89,33 @@ impl StopSignal {
     }
 }
 
+/// Set by [`request_interrupt`] (from a signal handler), read by every [`Watchdog`].
+static INTERRUPT_REQUESTED: AtomicBool = AtomicBool::new(false);
+
+/// Asks every watched search to stop with [`StopReason::Interrupted`]. Only stores to an
+/// atomic, so a signal handler may call it.
+pub fn request_interrupt() {
+    // Ordering: Relaxed; watchdogs poll it, and it publishes nothing else.
+    INTERRUPT_REQUESTED.store(true, Ordering::Relaxed);
+}
+
+/// Interruptible watchdogs running now.
+static LISTENING: AtomicUsize = AtomicUsize::new(0);
+
+/// Whether some running search stops on [`request_interrupt`] (an interrupt handler ends the
+/// process at once when none does).
+pub fn interrupt_listened() -> bool {
+    // Ordering: Relaxed; a handler racing with a watchdog's start or end may exit or not,
+    // both correct.
+    LISTENING.load(Ordering::Relaxed) > 0
+}
+
+/// Whether [`request_interrupt`] was called.
+pub fn interrupt_requested() -> bool {
+    // Ordering: Relaxed; see `request_interrupt`.
+    INTERRUPT_REQUESTED.load(Ordering::Relaxed)
+}
+
 /// Memory and time limits watched by a [`Watchdog`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ResourceLimits {
@@ -96,6 +123,8 @@ pub struct ResourceLimits {
     pub max_memory: Option<u64>,
     /// Stop when this instant has passed.
     pub deadline: Option<Instant>,
+    /// Stop when [`request_interrupt`] is called.
+    pub interruptible: bool,
 }
 
 /// How often the watchdog looks at the clock and at the resident memory.
@@ -104,6 +133,7 @@ const WATCH_INTERVAL: Duration = Duration::from_millis(10);
 /// A thread that raises a [`StopSignal`] when the process's resident memory or the time
 /// exceeds its limits; it ends when dropped.
 pub struct Watchdog {
+    interruptible: bool,
     finished: Arc<(Mutex<bool>, Condvar)>,
     thread: Option<JoinHandle<()>>,
 }
@@ -111,7 +141,7 @@ pub struct Watchdog {
 impl Watchdog {
     /// Starts watching `limits` for `signal`; `None` when there is nothing to watch.
     pub fn start(limits: ResourceLimits, signal: &StopSignal) -> Option<Watchdog> {
-        if limits.max_memory.is_none() && limits.deadline.is_none() {
+        if limits.max_memory.is_none() && limits.deadline.is_none() && !limits.interruptible {
             return None;
         }
         let finished = Arc::new((Mutex::new(false), Condvar::new()));
@@ -122,7 +152,9 @@ impl Watchdog {
                 let (lock, wake) = &*done;
                 let mut finished = lock.lock().unwrap_or_else(|e| e.into_inner());
                 while !*finished && !signal.is_raised() {
-                    if limits.deadline.is_some_and(|d| Instant::now() >= d) {
+                    if limits.interruptible && interrupt_requested() {
+                        signal.stop(StopReason::Interrupted);
+                    } else if limits.deadline.is_some_and(|d| Instant::now() >= d) {
                         signal.stop(StopReason::TimeLimit);
                     } else if let (Some(max), Some(used)) = (limits.max_memory, resident_bytes()) {
                         if used > max {
@@ -136,7 +168,12 @@ impl Watchdog {
                 }
             })
             .ok()?;
+        if limits.interruptible {
+            // Ordering: Relaxed; see `interrupt_listened`.
+            LISTENING.fetch_add(1, Ordering::Relaxed);
+        }
         Some(Watchdog {
+            interruptible: limits.interruptible,
             finished,
             thread: Some(thread),
         })
@@ -150,6 +187,10 @@ impl Drop for Watchdog {
         wake.notify_all();
         if let Some(t) = self.thread.take() {
             let _ = t.join();
+        }
+        if self.interruptible {
+            // Ordering: Relaxed; see `interrupt_listened`.
+            LISTENING.fetch_sub(1, Ordering::Relaxed);
         }
     }
 }
@@ -237,6 +278,7 @@ mod tests {
         let limits = ResourceLimits {
             max_memory: None,
             deadline: Some(Instant::now() + Duration::from_millis(30)),
+            interruptible: false,
         };
         let _w = Watchdog::start(limits, &s).expect("a watchdog");
         let t = Instant::now();
@@ -252,6 +294,7 @@ mod tests {
         let limits = ResourceLimits {
             max_memory: Some(1), // any process uses more than one byte
             deadline: None,
+            interruptible: false,
         };
         let _w = Watchdog::start(limits, &s).expect("a watchdog");
         let t = Instant::now();
@@ -269,6 +312,7 @@ mod tests {
         let limits = ResourceLimits {
             max_memory: Some(u64::MAX),
             deadline: Some(Instant::now() + Duration::from_secs(3600)),
+            interruptible: true,
         };
         drop(Watchdog::start(limits, &s));
         assert!(!s.is_raised());

@@ -184,7 +184,7 @@ pub enum RefineError {
     #[error("the product has more than {0} pairs: too large to check")]
     TooManyPairs(u64),
     /// A limit (memory, time) or an interrupt stopped the check: no verdict.
-    #[error("stopped at {}: the check is incomplete", .0.describe())]
+    #[error("stopped by {}: the check is incomplete", .0.describe())]
     Stopped(StopReason),
 }
 

@@ -188,6 +188,22 @@ pub struct AssertionResult {
     pub seconds: f64,
 }
 
+impl AssertionResult {
+    /// The result of `assertion` before it is checked (verdict `Holds`, no statistics).
+    fn unchecked(assertion: &Assertion) -> AssertionResult {
+        AssertionResult {
+            text: assertion.text.clone(),
+            location: assertion.location.clone(),
+            negated: assertion.negated,
+            verdict: Verdict::Holds,
+            witness: None,
+            states: 0,
+            transitions: 0,
+            seconds: 0.0,
+        }
+    }
+}
+
 /// How many assertions ended how.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Summary {
@@ -261,7 +277,7 @@ impl std::fmt::Display for Summary {
             )?;
         }
         if self.stopped > 0 {
-            write!(f, ", {} stopped at a limit", self.stopped)?;
+            write!(f, ", {} stopped (no verdict)", self.stopped)?;
         }
         Ok(())
     }
@@ -315,14 +331,25 @@ impl AssertionRun {
     }
 
     /// Checks every assertion in order, calling `each` with each result as soon as it is
-    /// known; returns them all.
+    /// known; returns them all. After an interrupt ([`crate::explore::limits::request_interrupt`])
+    /// the assertions not yet checked are reported as stopped, unchecked.
     pub fn run_all(&mut self, mut each: impl FnMut(&AssertionResult)) -> Vec<AssertionResult> {
         let script = self.script.clone();
         script
             .assertions()
             .iter()
             .map(|a| {
-                let r = self.check(a);
+                let r = if crate::explore::limits::interrupt_requested() {
+                    AssertionResult {
+                        verdict: Verdict::Stopped {
+                            reason: StopReason::Interrupted,
+                            states: 0,
+                        },
+                        ..AssertionResult::unchecked(a)
+                    }
+                } else {
+                    self.check(a)
+                };
                 each(&r);
                 r
             })
@@ -341,20 +368,12 @@ impl AssertionRun {
                 .max_memory
                 .map(|m| m.max(crate::explore::limits::resident_bytes().unwrap_or(0))),
             deadline: self.opts.timeout.map(|t| started + t),
+            interruptible: true,
         };
         let watchdog = Watchdog::start(limits, &stop);
         let outcome = self.decide(assertion, &stop);
         drop(watchdog);
-        let mut result = AssertionResult {
-            text: assertion.text.clone(),
-            location: assertion.location.clone(),
-            negated: assertion.negated,
-            verdict: Verdict::Holds,
-            witness: None,
-            states: 0,
-            transitions: 0,
-            seconds: 0.0,
-        };
+        let mut result = AssertionResult::unchecked(assertion);
         match outcome {
             Ok(decided) => {
                 let holds = decided.inner_holds != assertion.negated;
