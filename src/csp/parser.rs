@@ -336,7 +336,9 @@ impl<'c> Parser<'c> {
         let t = &self.tokens[self.pos];
         match &t.tok {
             Tok::Unsupported(what) => return unsupported(t.span, &format!("the operator {what}")),
-            Tok::Error(message) => return RawError::new(t.span, ErrorKind::Syntax, message.clone()),
+            Tok::Error(message) => {
+                return RawError::new(t.span, ErrorKind::Syntax, message.clone())
+            }
             _ => {}
         }
         // What was expected is missing at the end of a line (the next token starts a new
