@@ -101,6 +101,15 @@ fn cspmf_inputs_parse_and_load() {
             {
                 continue
             }
+            // the parser keeps an unsupported declaration as `Invalid` and reads the rest
+            (Ok((_, decls)), Some(word))
+                if decls.iter().any(|d| {
+                    matches!(&d.kind, weft::csp::ast::DeclKind::Invalid(i)
+                        if i.kind == ErrorKind::Unsupported && i.message.contains(word))
+                }) =>
+            {
+                continue
+            }
             (r, _) => {
                 failures.push(format!("{name}: parse: {:?}", r.err()));
                 continue;

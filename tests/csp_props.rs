@@ -338,12 +338,15 @@ proptest! {
 }
 
 #[test]
-fn deeply_nested_input_is_an_error_not_a_crash() {
+fn deeply_nested_input_parses_or_is_an_error_not_a_crash() {
+    // No depth limit: only memory bounds nesting (issue 11).
     let deep = format!("x = {}1{}", "(".repeat(5000), ")".repeat(5000));
-    let err = parse_str("deep.csp", &deep, Path::new("/")).unwrap_err();
-    assert!(err.to_string().contains("nested"), "{err}");
+    let (_, decls) = parse_str("deep.csp", &deep, Path::new("/")).expect("deep brackets");
+    assert!(matches!(decls[0].kind, DeclKind::PatBind(..)));
+    // An unclosed deep sequence is a recorded error, not a crash.
     let deep_seq = format!("x = {}", "<".repeat(3000));
-    assert!(parse_str("deep.csp", &deep_seq, Path::new("/")).is_err());
+    let (_, decls) = parse_str("deep.csp", &deep_seq, Path::new("/")).expect("recovers");
+    assert!(matches!(decls[0].kind, DeclKind::Invalid(_)));
     let deep_prefix = format!("channel a\nP = {}STOP", "a -> ".repeat(3000));
-    assert!(load_str("deep.csp", &deep_prefix, Path::new("/")).is_err());
+    let _ = load_str("deep.csp", &deep_prefix, Path::new("/"));
 }

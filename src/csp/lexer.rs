@@ -46,6 +46,9 @@ pub enum Tok {
     Str(String),
     /// A character literal (outside the subset).
     Char,
+    /// Text that is not a token (the message says why). Lexing goes on after it, so that one
+    /// bad character loses only the declaration it is in; the parser reports it when met.
+    Error(String),
     // keywords
     Channel,
     Datatype,
@@ -279,6 +282,7 @@ impl Tok {
             Ident(s) => return format!("name `{s}`"),
             Str(s) => return format!("string \"{s}\""),
             Char => "character literal",
+            Error(m) => return m.clone(),
             Eof => "end of file",
             Property { name, .. } => return format!("`:[{name}]`"),
             RefinesOther(m) => return format!("`[{m}=`"),
@@ -388,6 +392,9 @@ pub struct Token {
     pub span: Span,
     /// A line break (possibly inside a comment) lies between the previous token and this one.
     pub newline_before: bool,
+    /// The token starts in column 1 of its line (where declarations begin; used to resume
+    /// after an error).
+    pub line_start: bool,
 }
 
 fn keyword(s: &str) -> Option<Tok> {
@@ -422,7 +429,10 @@ fn keyword(s: &str) -> Option<Tok> {
 }
 
 /// Splits `text` (file number `file`) into tokens; the last token is [`Tok::Eof`].
-pub(crate) fn lex(file: u32, text: &str) -> Result<Vec<Token>, RawError> {
+///
+/// Malformed text becomes a [`Tok::Error`] token and lexing continues after it (an
+/// unterminated `{-` comment runs to the end of the file).
+pub(crate) fn lex(file: u32, text: &str) -> Vec<Token> {
     let bytes = text.as_bytes();
     let mut out: Vec<Token> = Vec::new();
     let mut i = 0usize;
@@ -456,11 +466,13 @@ pub(crate) fn lex(file: u32, text: &str) -> Result<Vec<Token>, RawError> {
             i += 2;
             while depth > 0 {
                 if i >= bytes.len() {
-                    return Err(RawError::new(
-                        span(start, start + 2),
-                        ErrorKind::Syntax,
-                        "unterminated comment `{-` (expected `-}`)",
-                    ));
+                    out.push(Token {
+                        tok: Tok::Error("unterminated comment `{-` (expected `-}`)".into()),
+                        span: span(start, start + 2),
+                        newline_before: newline,
+                        line_start: start == 0 || bytes[start - 1] == b'\n',
+                    });
+                    break;
                 }
                 if bytes[i] == b'{' && bytes.get(i + 1) == Some(&b'-') {
                     depth += 1;
@@ -494,25 +506,17 @@ pub(crate) fn lex(file: u32, text: &str) -> Result<Vec<Token>, RawError> {
             let digits = &text[start..i];
             match digits.parse::<i64>() {
                 Ok(v) => Tok::Int(v),
-                Err(_) => {
-                    return Err(RawError::new(
-                        span(start, i),
-                        ErrorKind::Syntax,
-                        format!("integer literal `{digits}` is too large"),
-                    ))
-                }
+                Err(_) => Tok::Error(format!("integer literal `{digits}` is too large")),
             }
         } else if c == b'"' {
             i += 1;
             let mut s = String::new();
+            let mut closed = true;
             loop {
                 match bytes.get(i) {
                     None | Some(b'\n') => {
-                        return Err(RawError::new(
-                            span(start, i),
-                            ErrorKind::Syntax,
-                            "unterminated string literal (expected `\"`)",
-                        ))
+                        closed = false;
+                        break;
                     }
                     Some(b'"') => {
                         i += 1;
@@ -530,7 +534,11 @@ pub(crate) fn lex(file: u32, text: &str) -> Result<Vec<Token>, RawError> {
                     }
                 }
             }
-            Tok::Str(s)
+            if closed {
+                Tok::Str(s)
+            } else {
+                Tok::Error("unterminated string literal (expected `\"`)".into())
+            }
         } else if c == b'\'' {
             // character literal: 'c' or '\c'
             i += 1;
@@ -541,17 +549,21 @@ pub(crate) fn lex(file: u32, text: &str) -> Result<Vec<Token>, RawError> {
                 i += ch.len_utf8();
             }
             if bytes.get(i) != Some(&b'\'') {
-                return Err(RawError::new(
-                    span(start, i.min(bytes.len())),
-                    ErrorKind::Syntax,
-                    "malformed character literal (expected `'c'`)",
-                ));
+                i = i.min(bytes.len());
+                Tok::Error("malformed character literal (expected `'c'`)".into())
+            } else {
+                i += 1;
+                Tok::Char
             }
-            i += 1;
-            Tok::Char
         } else if c == b':' && bytes.get(i + 1) == Some(&b'[') {
             i += 2;
-            lex_property(text, &mut i, start, file)?
+            match lex_property(text, &mut i, start, file) {
+                Ok(t) => t,
+                Err(e) => {
+                    i = i.max(e.span.hi as usize).min(bytes.len());
+                    Tok::Error(e.message)
+                }
+            }
         } else {
             match lex_symbol(&text[i..]) {
                 Some((tok, len)) => {
@@ -560,11 +572,8 @@ pub(crate) fn lex(file: u32, text: &str) -> Result<Vec<Token>, RawError> {
                 }
                 None => {
                     let ch = text[i..].chars().next().unwrap_or('?');
-                    return Err(RawError::new(
-                        span(start, start + ch.len_utf8()),
-                        ErrorKind::Syntax,
-                        format!("unexpected character `{}`", ch.escape_default()),
-                    ));
+                    i += ch.len_utf8();
+                    Tok::Error(format!("unexpected character `{}`", ch.escape_default()))
                 }
             }
         };
@@ -572,6 +581,7 @@ pub(crate) fn lex(file: u32, text: &str) -> Result<Vec<Token>, RawError> {
             tok,
             span: span(start, i),
             newline_before: newline,
+            line_start: start == 0 || bytes[start - 1] == b'\n',
         });
         newline = false;
     }
@@ -579,8 +589,9 @@ pub(crate) fn lex(file: u32, text: &str) -> Result<Vec<Token>, RawError> {
         tok: Tok::Eof,
         span: span(bytes.len(), bytes.len()),
         newline_before: true,
+        line_start: true,
     });
-    Ok(out)
+    out
 }
 
 /// Lexes the rest of `:[ ... ]` (and a following `:`), starting after `:[`.
@@ -742,7 +753,7 @@ mod tests {
     use super::*;
 
     fn toks(s: &str) -> Vec<Tok> {
-        lex(0, s).unwrap().into_iter().map(|t| t.tok).collect()
+        lex(0, s).into_iter().map(|t| t.tok).collect()
     }
 
     #[test]
@@ -774,11 +785,25 @@ mod tests {
 
     #[test]
     fn comments_nest_and_count_newlines() {
-        let t = lex(0, "a {- x {- y -} \n z -} b -- c\nd").unwrap();
+        let t = lex(0, "a {- x {- y -} \n z -} b -- c\nd");
         assert_eq!(t[1].tok, Tok::Ident("b".into()));
         assert!(t[1].newline_before);
         assert!(t[2].newline_before);
-        assert!(lex(0, "{- {- -}").is_err());
+        assert!(matches!(lex(0, "{- {- -}")[0].tok, Tok::Error(_)));
+    }
+
+    #[test]
+    fn bad_text_becomes_an_error_token_and_lexing_goes_on() {
+        let t = lex(0, "a ` b\n  c 99999999999999999999\nd \"x\n");
+        assert_eq!(t[0].tok, Tok::Ident("a".into()));
+        assert_eq!(t[1].tok, Tok::Error("unexpected character ```".into()));
+        assert_eq!((t[1].span.lo, t[1].span.hi), (2, 3));
+        assert_eq!(t[2].tok, Tok::Ident("b".into()));
+        assert!(t[3].newline_before && !t[3].line_start);
+        assert!(matches!(&t[4].tok, Tok::Error(m) if m.contains("too large")));
+        assert!(t[5].line_start);
+        assert!(matches!(&t[6].tok, Tok::Error(m) if m.contains("unterminated string")));
+        assert_eq!(t[7].tok, Tok::Eof);
     }
 
     #[test]

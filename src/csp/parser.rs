@@ -1,16 +1,28 @@
 //! The CSPm parser: tokens to [`ast`](super::ast) declarations, resolving `include`.
 //!
-//! Operator precedence and associativity follow libcspm's grammar (the parser FDR uses), from
-//! loosest to tightest: `|||`; the parallel operators `[| |]`, `[ || ]`, `[ <-> ]`
-//! (non-associative); `|~|`; `[]`; `/\`; `[>`; `;`; `\`; `->` and `&` (right); the prefix fields
-//! `?` `!`; `.` (right); `or`; `and`; `not`; comparisons (non-associative); `+ -`; `* / %`; `#`;
-//! `^`; application and renaming. `if`, `let`, lambdas and replicated operators extend as far
-//! to the right as possible. Hiding binds tighter than the other binary process operators, as in
-//! current libcspm (its test `hide_parsing` reads `STOP \ {c} ||| STOP` as
-//! `(STOP \ {c}) ||| STOP`).
+//! Operator precedence and associativity are FDR's. The FDR 4 manual's "Binding Strength"
+//! table (cocotec.io/fdr/manual/cspm/syntax.html) gives, tightest first: application and
+//! renaming; arithmetic; sequences; comparisons; booleans; `->` `&` `;`; `[>` `/\` `[]`
+//! `|~|`; `[| |]` `[ || ]` `[ <-> ]` `|||`; `if`, `let`, `\`, lambdas; replicated operators.
+//! The order inside each group is libcspm's (the parser FDR uses: the `%left`/`%right`/
+//! `%nonassoc` declarations of `src/CSPM/Parser/Parser.ppy` in tomgr/libcspm), loosest
+//! first: `\` (left); `|||` (left); `[| |]`, `[ || ]`, `[ <-> ]` (non-associative); `|~|`;
+//! `[]`; `/\`; `[>`; `;` (all left); `->` and `&` (right); the prefix fields `?` `!`; `.`
+//! (right); `or`; `and`; `not`; comparisons (non-associative); `+ -`; `* / %`; `#`; `^`;
+//! application and renaming. So `P [| A |] Q \ B` is `(P [| A |] Q) \ B`, `P \ A \ B` is
+//! `(P \ A) \ B`, and `P \ A ||| Q` is `P \ (A ||| Q)`. `if`, `let`, lambdas and replicated
+//! operators bind loosest of all: their bodies extend as far to the right as possible
+//! (`if b then P else Q \ A` hides in the `else` branch only).
 //!
 //! Inside a sequence `<...>` a `>` closes the sequence unless it is nested in other brackets,
 //! as in libcspm. Line breaks end declarations as described in [`lexer`](super::lexer).
+//!
+//! Depth is bounded by memory only: the recursive entry points grow the stack on demand
+//! ([`stacker`]), so chains of 100,000 prefixes or deeply nested brackets parse.
+//!
+//! A declaration that cannot be read (a syntax error, or a construct outside weft's subset)
+//! does not stop the parse: it becomes [`DeclKind::Invalid`], naming what it would have
+//! defined, and parsing resumes at the next declaration (see [`Parser::recover`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -20,19 +32,21 @@ use super::error::{CspError, ErrorKind, RawError};
 use super::lexer::{lex, Tok, Token};
 use super::source::{SourceMap, Span};
 
-/// Deepest nesting of expressions the parser accepts.
-pub const MAX_NESTING: usize = 200;
+/// Stack kept free before a recursive step grows the stack (see [`stacker::maybe_grow`]).
+pub(crate) const RED_ZONE: usize = 128 * 1024;
+/// Size of each stack segment added when the red zone is reached.
+pub(crate) const STACK_PER_RECURSION: usize = 4 * 1024 * 1024;
 /// Deepest chain of `include`s.
 pub const MAX_INCLUDE_DEPTH: usize = 32;
 
-pub(crate) const L_INTERLEAVE: u8 = 1;
-pub(crate) const L_PAR: u8 = 2;
-pub(crate) const L_INTCHOICE: u8 = 3;
-pub(crate) const L_EXTCHOICE: u8 = 4;
-pub(crate) const L_INTERRUPT: u8 = 5;
-pub(crate) const L_TIMEOUT: u8 = 6;
-pub(crate) const L_SEQ: u8 = 7;
-pub(crate) const L_HIDE: u8 = 8;
+pub(crate) const L_HIDE: u8 = 1;
+pub(crate) const L_INTERLEAVE: u8 = 2;
+pub(crate) const L_PAR: u8 = 3;
+pub(crate) const L_INTCHOICE: u8 = 4;
+pub(crate) const L_EXTCHOICE: u8 = 5;
+pub(crate) const L_INTERRUPT: u8 = 6;
+pub(crate) const L_TIMEOUT: u8 = 7;
+pub(crate) const L_SEQ: u8 = 8;
 pub(crate) const L_PREFIX: u8 = 9;
 pub(crate) const L_FIELD: u8 = 10;
 pub(crate) const L_DOT: u8 = 11;
@@ -160,7 +174,7 @@ fn parse_expression_here(text: &str) -> Result<(SourceMap, Expr), CspError> {
         "<expression>".into(),
         text.into(),
     );
-    let tokens = lex(file, text).map_err(|e| e.resolve(&ctx.sources))?;
+    let tokens = lex(file, text);
     let mut p = Parser::new(tokens, &mut ctx, file);
     let r = p.parse_expr(0).and_then(|e| {
         if p.peek() != &Tok::Eof {
@@ -218,7 +232,7 @@ fn parse_text_in(
 ) -> Result<Vec<Decl>, CspError> {
     let file = ctx.sources.add(path, name, text);
     let text = ctx.sources.file(file).text.clone();
-    let tokens = lex(file, &text).map_err(|e| e.resolve(&ctx.sources))?;
+    let tokens = lex(file, &text);
     ctx.include_stack.push(path.to_path_buf());
     let mut p = Parser::new(tokens, ctx, file);
     let result = p.parse_decls();
@@ -241,13 +255,15 @@ struct Parser<'c> {
     pos: usize,
     ctx: &'c mut ParseContext,
     file: u32,
-    depth: usize,
     /// Per bracket nesting level: how many sequences `<` are open, and the loosest operator
     /// the trailing body of `if`/`let`/lambda may contain (`->` is excluded inside prefix
     /// fields, so that `c!if b then x else y -> P` reads as ProB and FDR users expect).
     seq_stack: Vec<(u32, u8)>,
     /// An error from an included file (already resolved against its own file).
     include_error: Option<CspError>,
+    /// The names the top-level declaration being parsed defines, as far as read so far
+    /// (kept for [`DeclKind::Invalid`] when the rest of it cannot be read).
+    decl_names: Vec<Ident>,
 }
 
 fn unsupported(span: Span, what: &str) -> RawError {
@@ -265,9 +281,9 @@ impl<'c> Parser<'c> {
             pos: 0,
             ctx,
             file,
-            depth: 0,
             seq_stack: vec![(0, 0)],
             include_error: None,
+            decl_names: Vec::new(),
         }
     }
 
@@ -318,8 +334,37 @@ impl<'c> Parser<'c> {
 
     fn unexpected(&self, expected: &str) -> RawError {
         let t = &self.tokens[self.pos];
-        if let Tok::Unsupported(what) = &t.tok {
-            return unsupported(t.span, &format!("the operator {what}"));
+        match &t.tok {
+            Tok::Unsupported(what) => return unsupported(t.span, &format!("the operator {what}")),
+            Tok::Error(message) => {
+                return RawError::new(t.span, ErrorKind::Syntax, message.clone())
+            }
+            _ => {}
+        }
+        // What was expected is missing at the end of a line (the next token starts a new
+        // declaration or the file ends): the error is at the end of the previous token.
+        if self.pos > 0
+            && t.newline_before
+            && (t.tok == Tok::Eof || t.line_start || self.at_boundary())
+        {
+            let prev = &self.tokens[self.pos - 1];
+            let at = Span {
+                lo: prev.span.hi,
+                ..prev.span
+            };
+            let found = if t.tok == Tok::Eof {
+                "the end of the file"
+            } else {
+                "the end of the line"
+            };
+            return RawError::new(
+                at,
+                ErrorKind::Syntax,
+                format!(
+                    "expected {expected} after {}, found {found}",
+                    prev.tok.describe()
+                ),
+            );
         }
         let found = if self.at_boundary() && t.tok != Tok::Eof {
             format!("a new line before {}", t.tok.describe())
@@ -339,6 +384,19 @@ impl<'c> Parser<'c> {
         } else {
             Err(self.unexpected(expected))
         }
+    }
+
+    /// The first name after a declaration keyword: a name at the start of the next line
+    /// begins the next declaration, so it is not taken (`channel` alone on a line is an error
+    /// on that line).
+    fn decl_name(&mut self, what: &str) -> PResult<Ident> {
+        let t = &self.tokens[self.pos];
+        if t.newline_before && t.line_start {
+            return Err(self.unexpected(what));
+        }
+        let name = self.ident(what)?;
+        self.decl_names.push(name.clone());
+        Ok(name)
     }
 
     fn ident(&mut self, what: &str) -> PResult<Ident> {
@@ -408,11 +466,186 @@ impl<'c> Parser<'c> {
                 decls.extend(included);
                 continue;
             }
-            let d = self.parse_decl(true)?;
-            self.end_of_decl()?;
-            push_decl(&mut decls, d);
+            let start = self.pos;
+            self.decl_names.clear();
+            let parsed = self.parse_decl(true).and_then(|d| {
+                self.end_of_decl()?;
+                Ok(d)
+            });
+            match parsed {
+                Ok(d) => push_decl(&mut decls, d),
+                Err(e) => {
+                    if self.include_error.is_some() {
+                        return Err(e);
+                    }
+                    let d = self.recover(start, e);
+                    decls.push(d);
+                }
+            }
         }
         Ok(decls)
+    }
+
+    /// Records the declaration starting at token `start`, in which `err` was found, as
+    /// [`DeclKind::Invalid`], and moves to the start of the next declaration.
+    ///
+    /// The next declaration starts at the first token after `start` that begins a line and
+    /// either is a declaration keyword (`channel`, `datatype`, `assert`, ...) or stands in
+    /// column 1 and can begin a definition (a name, `(` or `_`). Scripts indent continuation
+    /// lines, and a closing bracket or an operator in column 1 continues the line before, so
+    /// this finds the next declaration even when the bad one left a bracket open. A `Timed`
+    /// section or a module is skipped whole (to its closing `}` or `endmodule`), and the
+    /// names declared inside it are the names it would define.
+    fn recover(&mut self, start: usize, err: RawError) -> Decl {
+        let first = self.tokens[start].tok.clone();
+        let last = self.tokens.len() - 1;
+        let mut end = match first {
+            Tok::Timed => self.block_end(start),
+            Tok::Module => (start + 1..last)
+                .find(|&i| self.tokens[i].tok == Tok::EndModule)
+                .map_or(last, |i| i + 1),
+            _ => start + 1,
+        };
+        while end < last && !self.begins_decl(end) {
+            end += 1;
+        }
+        let mut names = std::mem::take(&mut self.decl_names);
+        let scanned = match first {
+            Tok::Timed | Tok::Module => {
+                let mut inner = Vec::new();
+                let mut i = start + 1;
+                while i < end {
+                    if self.tokens[i].newline_before {
+                        inner.extend(self.scan_names(i, end));
+                    }
+                    i += 1;
+                }
+                inner
+            }
+            _ => self.scan_names(start, end),
+        };
+        for n in scanned {
+            if !names.iter().any(|m| m.name == n.name) {
+                names.push(n);
+            }
+        }
+        let span = self.tokens[start]
+            .span
+            .to(self.tokens[end.saturating_sub(1).max(start)].span);
+        self.pos = end;
+        self.seq_stack = vec![(0, 0)];
+        Decl {
+            kind: DeclKind::Invalid(InvalidDecl {
+                names,
+                assertion: first == Tok::Assert,
+                kind: err.kind,
+                error_span: err.span,
+                message: err.message,
+            }),
+            span,
+        }
+    }
+
+    /// The token after the `{ ... }` block that follows `Timed(...)` at `start`.
+    fn block_end(&self, start: usize) -> usize {
+        let last = self.tokens.len() - 1;
+        let Some(open) = (start..last).find(|&i| self.tokens[i].tok == Tok::LBrace) else {
+            return start + 1;
+        };
+        let mut depth = 0usize;
+        for i in open..last {
+            match self.tokens[i].tok {
+                Tok::LBrace => depth += 1,
+                Tok::RBrace => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return i + 1;
+                    }
+                }
+                _ => {}
+            }
+        }
+        last
+    }
+
+    /// Whether a declaration can start at token `i` (see [`Parser::recover`]).
+    fn begins_decl(&self, i: usize) -> bool {
+        let t = &self.tokens[i];
+        if t.tok == Tok::Eof {
+            return true;
+        }
+        if !t.newline_before {
+            return false;
+        }
+        match t.tok {
+            Tok::Channel
+            | Tok::Datatype
+            | Tok::Nametype
+            | Tok::Subtype
+            | Tok::Assert
+            | Tok::Include
+            | Tok::Transparent
+            | Tok::External
+            | Tok::Module
+            | Tok::Instance
+            | Tok::Timed
+            | Tok::Print => true,
+            Tok::Ident(_) | Tok::LParen | Tok::Underscore => t.line_start,
+            _ => false,
+        }
+    }
+
+    /// The names a declaration starting at token `i` (and ending before `end`) defines, read
+    /// from its tokens alone: channel names, a datatype and its constructors, a nametype or
+    /// subtype, or the name before `=` or `(` of a definition.
+    fn scan_names(&self, i: usize, end: usize) -> Vec<Ident> {
+        let ident_at = |j: usize| -> Option<Ident> {
+            match &self.tokens.get(j)?.tok {
+                Tok::Ident(n) if j < end => Some(Ident {
+                    name: n.as_str().into(),
+                    span: self.tokens[j].span,
+                }),
+                _ => None,
+            }
+        };
+        let tok_at = |j: usize| self.tokens.get(j).filter(|_| j < end).map(|t| &t.tok);
+        let mut names = Vec::new();
+        match &self.tokens[i].tok {
+            Tok::Channel | Tok::Transparent | Tok::External => {
+                let mut j = i + 1;
+                while let Some(n) = ident_at(j) {
+                    names.push(n);
+                    if tok_at(j + 1) != Some(&Tok::Comma) {
+                        break;
+                    }
+                    j += 2;
+                }
+            }
+            Tok::Datatype => {
+                names.extend(ident_at(i + 1));
+                let mut depth = 0i32;
+                for j in i + 2..end {
+                    match self.tokens[j].tok {
+                        Tok::LParen | Tok::LBrace | Tok::LPipeBrace | Tok::LBrack | Tok::LPar => {
+                            depth += 1
+                        }
+                        Tok::RParen | Tok::RBrace | Tok::RPipeBrace | Tok::RBrack | Tok::RPar => {
+                            depth -= 1
+                        }
+                        Tok::Define | Tok::Pipe if depth == 0 => names.extend(ident_at(j + 1)),
+                        _ => {}
+                    }
+                }
+            }
+            Tok::Nametype | Tok::Subtype => names.extend(ident_at(i + 1)),
+            Tok::Ident(_) => {
+                if matches!(tok_at(i + 1), Some(Tok::LParen | Tok::Define)) {
+                    names.extend(ident_at(i));
+                }
+            }
+            _ => {}
+        }
+        names
     }
 
     fn end_of_decl(&self) -> PResult<()> {
@@ -470,9 +703,12 @@ impl<'c> Parser<'c> {
             Tok::Channel => {
                 not_in_let(self, "channel")?;
                 self.bump();
-                let mut names = vec![self.ident("a channel name")?];
+                let mut names = vec![self.decl_name("a channel name after `channel`")?];
                 while self.eat(&Tok::Comma) {
                     names.push(self.ident("a channel name")?);
+                    if top {
+                        self.decl_names.extend(names.last().cloned());
+                    }
                 }
                 let ty = if self.eat(&Tok::Colon) {
                     Some(self.parse_expr(0)?)
@@ -484,11 +720,12 @@ impl<'c> Parser<'c> {
             Tok::Datatype => {
                 not_in_let(self, "datatype")?;
                 self.bump();
-                let name = self.ident("a datatype name")?;
+                let name = self.decl_name("a datatype name after `datatype`")?;
                 self.expect(&Tok::Define, "`=` after the datatype name")?;
                 let mut clauses = Vec::new();
                 loop {
                     let cname = self.ident("a constructor name")?;
+                    self.decl_names.push(cname.clone());
                     let fields = if self.eat(&Tok::Dot) {
                         Some(self.parse_expr(L_DOT)?)
                     } else {
@@ -507,7 +744,7 @@ impl<'c> Parser<'c> {
             Tok::Nametype => {
                 not_in_let(self, "nametype")?;
                 self.bump();
-                let name = self.ident("a type name")?;
+                let name = self.decl_name("a type name after `nametype`")?;
                 self.expect(&Tok::Define, "`=` after the nametype name")?;
                 DeclKind::NameType(name, self.parse_expr(0)?)
             }
@@ -518,7 +755,7 @@ impl<'c> Parser<'c> {
             }
             Tok::Transparent | Tok::External => {
                 self.bump();
-                let mut names = vec![self.ident("a function name")?];
+                let mut names = vec![self.decl_name("a function name")?];
                 while self.eat(&Tok::Comma) {
                     names.push(self.ident("a function name")?);
                 }
@@ -554,6 +791,9 @@ impl<'c> Parser<'c> {
                     ));
                 }
                 self.bump();
+                if top {
+                    self.decl_names = defined_names(&lhs);
+                }
                 let rhs = self.parse_expr(0)?;
                 let span = lhs.span.to(rhs.span);
                 return Ok(Decl {
@@ -630,19 +870,7 @@ impl<'c> Parser<'c> {
     // ---------------------------------------------------------------- expressions
 
     fn parse_expr(&mut self, min: u8) -> PResult<Expr> {
-        self.depth += 1;
-        if self.depth > MAX_NESTING {
-            let span = self.span();
-            self.depth -= 1;
-            return Err(RawError::new(
-                span,
-                ErrorKind::Limit,
-                format!("expression nested more than {MAX_NESTING} levels deep"),
-            ));
-        }
-        let r = self.parse_expr_inner(min);
-        self.depth -= 1;
-        r
+        stacker::maybe_grow(RED_ZONE, STACK_PER_RECURSION, || self.parse_expr_inner(min))
     }
 
     fn parse_expr_inner(&mut self, min: u8) -> PResult<Expr> {
@@ -1259,8 +1487,51 @@ fn definition(lhs: Expr, rhs: Expr, span: Span) -> PResult<DeclKind> {
     }
 }
 
+/// The names the definition `lhs = ...` defines: a function's name, or the variables of a
+/// pattern (as written: a constructor in the pattern cannot be told apart here).
+fn defined_names(lhs: &Expr) -> Vec<Ident> {
+    let mut head = lhs;
+    while let ExprKind::App(f, _) = &head.kind {
+        head = f;
+    }
+    if !std::ptr::eq(head, lhs) {
+        return match &head.kind {
+            ExprKind::Var(name) => vec![Ident {
+                name: name.clone(),
+                span: head.span,
+            }],
+            _ => Vec::new(),
+        };
+    }
+    fn vars(p: &Pattern, out: &mut Vec<Ident>) {
+        match &p.kind {
+            PatKind::Var(n) => out.push(Ident {
+                name: n.clone(),
+                span: p.span,
+            }),
+            PatKind::Tuple(ps) | PatKind::Dot(ps) | PatKind::Seq(ps) | PatKind::Set(ps) => {
+                ps.iter().for_each(|q| vars(q, out))
+            }
+            PatKind::Concat(a, b) => {
+                vars(a, out);
+                vars(b, out);
+            }
+            PatKind::Wildcard | PatKind::Int(_) | PatKind::Bool(_) => {}
+        }
+    }
+    let mut out = Vec::new();
+    if let Ok(p) = to_pattern(lhs) {
+        vars(&p, &mut out);
+    }
+    out
+}
+
 /// Converts an expression parsed where a pattern is expected.
 pub(crate) fn to_pattern(e: &Expr) -> PResult<Pattern> {
+    stacker::maybe_grow(RED_ZONE, STACK_PER_RECURSION, || to_pattern_here(e))
+}
+
+fn to_pattern_here(e: &Expr) -> PResult<Pattern> {
     let kind = match &e.kind {
         ExprKind::Var(n) => PatKind::Var(n.clone()),
         ExprKind::Wildcard => PatKind::Wildcard,

@@ -3,13 +3,16 @@
 //! The printer inserts the parentheses the precedence rules of [`parser`](super::parser)
 //! require and no others, so `parse(print(e))` has the same shape as `e` (checked by the
 //! property tests in `tests/csp_props.rs`).
+//!
+//! The recursive walks grow the stack on demand ([`stacker`]), so any tree the parser builds
+//! prints, however deep.
 
 use std::fmt::Write;
 
 use super::ast::*;
 use super::parser::{
     expr_level, L_ADD, L_AND, L_APP, L_CAT, L_CMP, L_DOT, L_FIELD, L_HIDE, L_INTCHOICE,
-    L_INTERLEAVE, L_MUL, L_OR, L_PAR, L_PREFIX,
+    L_INTERLEAVE, L_MUL, L_OR, L_PAR, L_PREFIX, RED_ZONE, STACK_PER_RECURSION,
 };
 
 /// CSPm text of an expression.
@@ -81,6 +84,10 @@ fn write_pairs(s: &mut String, pairs: &[(Expr, Expr)], sep: &str, stmts: &[Stmt]
 
 /// Writes `e`, parenthesised if its top operator binds more loosely than `min`.
 fn write_expr(s: &mut String, e: &Expr, min: u8) {
+    stacker::maybe_grow(RED_ZONE, STACK_PER_RECURSION, || write_expr_here(s, e, min))
+}
+
+fn write_expr_here(s: &mut String, e: &Expr, min: u8) {
     let level = match &e.kind {
         // `>` would close an enclosing sequence: always parenthesise it
         ExprKind::Binary(BinOp::Gt, ..) => 0,
@@ -323,6 +330,10 @@ fn write_bare(s: &mut String, e: &Expr) {
 }
 
 fn write_pattern(s: &mut String, p: &Pattern) {
+    stacker::maybe_grow(RED_ZONE, STACK_PER_RECURSION, || write_pattern_here(s, p))
+}
+
+fn write_pattern_here(s: &mut String, p: &Pattern) {
     match &p.kind {
         PatKind::Var(n) => s.push_str(n),
         PatKind::Wildcard => s.push('_'),
@@ -513,6 +524,10 @@ fn sx_stmts(s: &mut String, stmts: &[Stmt]) {
 }
 
 fn sx(s: &mut String, e: &Expr) {
+    stacker::maybe_grow(RED_ZONE, STACK_PER_RECURSION, || sx_here(s, e))
+}
+
+fn sx_here(s: &mut String, e: &Expr) {
     use ExprKind::*;
     match &e.kind {
         Int(i) => {
