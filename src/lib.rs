@@ -8,6 +8,7 @@
 // `term` only) leave out.
 #[cfg(not(loom))]
 pub mod csp;
+pub mod diag;
 pub mod explore;
 mod hash;
 pub mod lts;

@@ -123,8 +123,10 @@ fn malformed_files_exit_2_naming_file_and_line() {
     assert_eq!(out.status.code(), Some(2));
     assert!(out.stdout.is_empty());
     let err = String::from_utf8(out.stderr).unwrap();
-    assert!(err.contains(&*bad.0.to_string_lossy()), "{err}");
-    assert!(err.contains("line 3, column 4"), "{err}");
+    let name = bad.0.to_string_lossy();
+    assert!(err.contains(&format!("--> {name}:3:4")), "{err}");
+    assert!(err.contains("3 | (1 \"b\",0)"), "{err}");
+    assert_eq!(err.matches(&*name).count(), 1, "{err}");
 
     let short = Scratch::new("short.aut", b"des (0,3,2)\n(0,a,1)\n");
     let err = String::from_utf8(weft(&["info", &short.0.to_string_lossy()]).stderr).unwrap();

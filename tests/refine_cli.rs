@@ -85,10 +85,12 @@ fn errors_exit_2_without_panicking() {
     let bad = scratch("bad.aut", "des (0, 1, 1)\n(0, \"a\"\n");
     let (code, _, err) = weft(&["refines", &bad, &bad]);
     assert_eq!(code, 2);
-    assert!(err.contains("line 2"), "{err}");
+    assert!(err.contains(&format!("{bad}:2:")), "{err}");
     let (code, _, err) = weft(&["refines", "/nonexistent.aut", &bad]);
     assert_eq!(code, 2);
     assert!(err.contains("/nonexistent.aut"), "{err}");
+    assert!(err.starts_with("weft: error: cannot read"), "{err}");
+    assert!(!err.contains("error: error"), "{err}");
     let (code, _, _) = weft(&["refines", "--model", "nonsense", &bad, &bad]);
     assert_eq!(code, 2);
 }

@@ -5,6 +5,8 @@ use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
 
+use super::{LimitReached, UsageError};
+
 use weft::csp::{load_script, CspSystem, ErrorKind, Proc, Script, Value};
 use weft::explore::{explore, ExploreOptions};
 use weft::lts::Lts;
@@ -27,7 +29,13 @@ pub fn load(path: &Path) -> Result<Arc<Script>> {
 pub fn select_process(script: &Script, spec: Option<&str>) -> Result<(String, Proc)> {
     if let Some(spec) = spec {
         let (name, args) = parse_call(spec)?;
-        let proc = script.process(&name, &args)?;
+        let proc = match script.process(&name, &args) {
+            Ok(proc) => proc,
+            Err(e) if e.kind == ErrorKind::UnknownName && e.location.is_none() => {
+                return Err(UsageError(format!("{}; {}", e.message, defines(script))).into())
+            }
+            Err(e) => return Err(e.into()),
+        };
         return Ok((spec.to_string(), proc));
     }
     let names = script.definition_names();
@@ -42,7 +50,30 @@ pub fn select_process(script: &Script, spec: Option<&str>) -> Result<(String, Pr
             Err(e) => return Err(e.into()),
         }
     }
-    bail!("the script defines no process without parameters (name one with --process)")
+    Err(UsageError(
+        "the script defines no process without parameters (name one with --process)".into(),
+    )
+    .into())
+}
+
+/// The processes without parameters that `script` defines, in source order.
+pub fn process_names(script: &Script) -> Vec<String> {
+    script
+        .definition_names()
+        .into_iter()
+        .filter(|name| script.process(name, &[]).is_ok())
+        .map(str::to_string)
+        .collect()
+}
+
+/// `the script defines the processes A, B` (or that it defines none without parameters).
+pub fn defines(script: &Script) -> String {
+    let names = process_names(script);
+    if names.is_empty() {
+        "the script defines no process without parameters".to_string()
+    } else {
+        format!("the script defines the processes {}", names.join(", "))
+    }
 }
 
 /// Splits `P(1, true)` into the name and the argument values.
@@ -70,21 +101,40 @@ fn parse_call(spec: &str) -> Result<(String, Vec<Value>)> {
     Ok((spec[..open].trim().to_string(), args))
 }
 
-/// `FILE.csp:PROCESS` as an explicit LTS (explored with every core).
-pub fn lts_of(arg: &str) -> Result<Lts> {
-    let (file, process) = arg
-        .rsplit_once(':')
-        .with_context(|| format!("`{arg}`: expected FILE.csp:PROCESS"))?;
+/// `FILE.csp:PROCESS` as an explicit LTS (explored with every core), stopping with
+/// [`LimitReached`] past `max_states` states.
+pub fn lts_of(arg: &str, max_states: Option<u64>) -> Result<Lts> {
+    let Some((file, process)) = arg.rsplit_once(':') else {
+        return Err(UsageError(format!("`{arg}`: expected FILE.csp:PROCESS")).into());
+    };
     let script = load(Path::new(file))?;
+    if process.trim().is_empty() {
+        return Err(UsageError(format!(
+            "`{arg}`: name the process after the colon; {}",
+            defines(&script)
+        ))
+        .into());
+    }
     let (_, proc) = select_process(&script, Some(process))?;
     let system = CspSystem::new(&script, &proc)?;
     let opts = ExploreOptions {
         record_transitions: true,
+        max_states,
         ..Default::default()
     };
     let exploration = explore(&system, &opts);
     if let Some(e) = system.take_error() {
         return Err(e.into());
+    }
+    if !exploration.stats.complete {
+        return Err(LimitReached(format!(
+            "stopped exploring {arg} at the state limit ({} states, {} transitions so far, \
+             --max-states {}): no verdict",
+            exploration.stats.states,
+            exploration.stats.transitions,
+            max_states.unwrap_or(0)
+        ))
+        .into());
     }
     Ok(exploration.to_lts(&system))
 }

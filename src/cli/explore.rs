@@ -10,7 +10,7 @@ use weft::explore::{explore, ExploreOptions, ExploreStats};
 use weft::lts::aut::{read_aut_file, write_aut, AutOptions};
 use weft::ts::TransitionSystem;
 
-use super::EXIT_HOLDS;
+use super::{UsageError, EXIT_HOLDS};
 
 #[derive(Args)]
 pub struct ExploreArgs {
@@ -27,14 +27,14 @@ pub struct ExploreArgs {
     #[arg(long)]
     out: Option<PathBuf>,
     /// Stop after this many states (exit code 2, with the statistics so far).
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     max_states: Option<u64>,
     /// Name of the internal action in an `.aut` input (default: `tau` and `i`).
     #[arg(long)]
     tau: Option<String>,
-    /// Print one JSON object instead of text.
+    /// Print one JSON object instead of text (an error too: `{"error": {...}}`).
     #[arg(long)]
-    json: bool,
+    pub json: bool,
 }
 
 pub fn run(args: &ExploreArgs) -> Result<i32> {
@@ -42,14 +42,19 @@ pub fn run(args: &ExploreArgs) -> Result<i32> {
         return run_csp(args);
     }
     if args.process.is_some() {
-        bail!("--process applies to CSPm scripts only");
+        return Err(UsageError(format!(
+            "--process applies to CSPm scripts (.csp, .cspm) only; {} is read as an LTS",
+            args.model.display()
+        ))
+        .into());
     }
     let name = args.model.to_string_lossy();
     if !(name.ends_with(".aut") || name.ends_with(".aut.gz")) {
-        bail!(
+        return Err(UsageError(format!(
             "{}: unknown model format (expected an .aut, .aut.gz, .csp or .cspm file)",
             args.model.display()
-        );
+        ))
+        .into());
     }
     let mut aut = AutOptions::default();
     if let Some(tau) = &args.tau {

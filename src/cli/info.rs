@@ -6,8 +6,8 @@ use std::time::Instant;
 use anyhow::Context;
 use serde::Serialize;
 
-use super::EXIT_HOLDS;
-use weft::lts::{read_aut_file, AutError, AutOptions, LtsSummary};
+use super::{UsageError, EXIT_HOLDS};
+use weft::lts::{read_aut_file, AutOptions, LtsSummary};
 
 /// Arguments of `weft info`.
 #[derive(clap::Args)]
@@ -17,7 +17,7 @@ pub struct InfoArgs {
     /// Name of the internal action, replacing the defaults `tau` and `i`; may be repeated.
     #[arg(long = "tau", value_name = "NAME")]
     pub tau: Vec<String>,
-    /// Print one JSON object instead of text.
+    /// Print one JSON object instead of text (an error too: `{"error": {...}}`).
     #[arg(long)]
     pub json: bool,
 }
@@ -46,12 +46,19 @@ pub fn run(args: &InfoArgs) -> anyhow::Result<i32> {
             tau_labels: args.tau.clone(),
         }
     };
+    if super::csp_model::is_csp(&args.file) {
+        return Err(UsageError(format!(
+            "{} is a CSPm script; `weft info` reads an LTS (.aut, .aut.gz). Explore a process \
+             of the script with `weft explore {} --process PROCESS`, or check its assertions \
+             with `weft check {}`",
+            args.file.display(),
+            args.file.display(),
+            args.file.display()
+        ))
+        .into());
+    }
     let started = Instant::now();
-    let lts = read_aut_file(&args.file, &opts).map_err(|e| match e {
-        // An I/O error already names the file.
-        AutError::Io { .. } => anyhow::Error::new(e),
-        other => anyhow::Error::new(other).context(args.file.display().to_string()),
-    })?;
+    let lts = read_aut_file(&args.file, &opts)?;
     let read_seconds = started.elapsed().as_secs_f64();
     let analysed = Instant::now();
     let summary = lts.summary();

@@ -1,9 +1,15 @@
 //! Command-line interface: argument parsing and the subcommands.
 //!
 //! Exit codes: 0 "holds" / success, 1 "does not hold", 2 error. Results go to stdout,
-//! diagnostics to stderr.
+//! diagnostics to stderr. Every error is reported once by [`report_error`]: a positioned one
+//! (CSPm or `.aut`) as the source line with the span underlined, any other as
+//! `weft: error: message`; with `--json`, also as `{"error": {...}}` on stdout.
 
 use clap::{Parser, Subcommand};
+
+use weft::csp::CspError;
+use weft::diag::{use_color, Diagnostic};
+use weft::lts::AutError;
 
 mod check;
 mod csp_model;
@@ -58,6 +64,12 @@ pub fn run() -> i32 {
             return code;
         }
     };
+    let json = match &cli.command {
+        Command::Info(args) => args.json,
+        Command::Explore(args) => args.json,
+        Command::Refines(args) => args.json,
+        Command::Check(_) => false,
+    };
     let result: anyhow::Result<i32> = match cli.command {
         Command::Info(args) => info::run(&args),
         Command::Explore(args) => explore::run(&args),
@@ -66,9 +78,62 @@ pub fn run() -> i32 {
     };
     match result {
         Ok(code) => code,
-        Err(e) => {
-            eprintln!("weft: error: {e:#}");
-            EXIT_ERROR
+        Err(e) => report_error(&e, json),
+    }
+}
+
+/// A mistake in how weft was called that the user can fix (the wrong kind of file, a
+/// missing `:PROCESS`); the message says what to do.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct UsageError(pub String);
+
+/// A search stopped by a limit (`--max-states`): no verdict; the message gives the figures.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct LimitReached(pub String);
+
+/// The diagnostic of `error`: the first positioned error of its chain (a CSPm or `.aut`
+/// error), else the whole chain as one message.
+fn diagnostic_of(error: &anyhow::Error) -> Diagnostic<'_> {
+    for cause in error.chain() {
+        if let Some(e) = cause.downcast_ref::<CspError>() {
+            return Diagnostic::from(e);
+        }
+        if let Some(e) = cause.downcast_ref::<AutError>() {
+            return Diagnostic::from(e);
         }
     }
+    let kind = if error.downcast_ref::<UsageError>().is_some() {
+        "usage"
+    } else if error.downcast_ref::<LimitReached>().is_some() {
+        "limit"
+    } else {
+        "error"
+    };
+    Diagnostic {
+        kind,
+        message: format!("{error:#}"),
+        file: None,
+        line: None,
+        column: None,
+        excerpt: None,
+    }
+}
+
+/// Reports `error` once and returns the exit code (2): a positioned error as its source
+/// line with the span underlined, any other as `weft: error: message`, on stderr (coloured
+/// on a terminal); with `json`, also `{"error": {"kind", "message", "file", "line",
+/// "column"}}` on stdout.
+pub(crate) fn report_error(error: &anyhow::Error, json: bool) -> i32 {
+    let diagnostic = diagnostic_of(error);
+    if diagnostic.file.is_some() {
+        eprintln!("{}", diagnostic.render(use_color()));
+    } else {
+        eprintln!("weft: error: {}", diagnostic.message);
+    }
+    if json {
+        println!("{}", diagnostic.to_json());
+    }
+    EXIT_ERROR
 }

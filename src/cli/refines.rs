@@ -3,10 +3,10 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::{Args, ValueEnum};
 
-use super::{EXIT_FAILS, EXIT_HOLDS};
+use super::{LimitReached, UsageError, EXIT_FAILS, EXIT_HOLDS};
 use weft::lts::aut::{read_aut_file, AutOptions};
 use weft::lts::Lts;
 use weft::refine::{check, CheckOptions, CheckResult, Counterexample, Model, Search, Violation};
@@ -31,9 +31,13 @@ pub struct RefinesArgs {
     /// The label of the internal action (default: `tau` and `i`).
     #[arg(long, value_name = "NAME")]
     tau: Option<String>,
-    /// Print one JSON object instead of text.
+    /// Stop when a system has more than this many states (exit code 2, no verdict): a CSPm
+    /// process is explored up to this many, an `.aut` file's reachable states are counted.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    max_states: Option<u64>,
+    /// Print one JSON object instead of text (an error too: `{"error": {...}}`).
     #[arg(long)]
-    json: bool,
+    pub json: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -53,23 +57,44 @@ enum SearchArg {
 ///
 /// An argument is an `.aut` / `.aut.gz` file or `FILE.csp:PROCESS` (the process's state space,
 /// explored).
-pub fn load_system(arg: &str, tau: Option<&str>) -> Result<Lts> {
+///
+/// Errors name their file themselves (positioned ones are rendered with their source line);
+/// a CSPm script without `:PROCESS` gets a [`UsageError`] listing the script's processes.
+pub fn load_system(arg: &str, tau: Option<&str>, max_states: Option<u64>) -> Result<Lts> {
     if let Some((file, _)) = arg.rsplit_once(':') {
         if super::csp_model::is_csp(Path::new(file)) {
-            return super::csp_model::lts_of(arg).with_context(|| format!("cannot build {arg}"));
+            return super::csp_model::lts_of(arg, max_states);
         }
+    }
+    if super::csp_model::is_csp(Path::new(arg)) {
+        let script = super::csp_model::load(Path::new(arg))?;
+        return Err(UsageError(format!(
+            "{arg} is a CSPm script: name the process to check as `{arg}:PROCESS`; {}",
+            super::csp_model::defines(&script)
+        ))
+        .into());
     }
     let mut opts = AutOptions::default();
     if let Some(name) = tau {
         opts.tau_labels = vec![name.to_string()];
     }
-    read_aut_file(Path::new(arg), &opts).with_context(|| format!("cannot read {arg}"))
+    let lts = read_aut_file(Path::new(arg), &opts)?;
+    if let Some(limit) = max_states {
+        let states = u64::from(lts.num_reachable());
+        if states > limit {
+            return Err(LimitReached(format!(
+                "{arg} has {states} reachable states, more than --max-states {limit}: no verdict"
+            ))
+            .into());
+        }
+    }
+    Ok(lts)
 }
 
 /// Runs `weft refines`; returns the exit code.
 pub fn run(args: RefinesArgs) -> Result<i32> {
-    let spec = load_system(&args.spec, args.tau.as_deref())?;
-    let implementation = load_system(&args.implementation, args.tau.as_deref())?;
+    let spec = load_system(&args.spec, args.tau.as_deref(), args.max_states)?;
+    let implementation = load_system(&args.implementation, args.tau.as_deref(), args.max_states)?;
     let opts = CheckOptions {
         model: match args.model {
             ModelArg::Traces => Model::Traces,
@@ -82,7 +107,11 @@ pub fn run(args: RefinesArgs) -> Result<i32> {
         },
         no_antichain: args.no_antichain,
     };
-    let result = check(&spec, &implementation, &opts)?;
+    let mut result = check(&spec, &implementation, &opts)?;
+    if let Some(cex) = &mut result.counterexample {
+        // As numbered in the implementation's file.
+        cex.impl_state = implementation.state_number(cex.impl_state);
+    }
     if args.json {
         println!("{}", to_json(&result));
     } else {

@@ -3,6 +3,7 @@
 use std::fmt;
 
 use super::source::{Location, SourceMap, Span};
+use crate::diag::Excerpt;
 
 /// What went wrong, broadly.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,7 +29,8 @@ pub enum ErrorKind {
     Limit,
 }
 
-/// A positioned error: displayed as `file:line:col: error: message`.
+/// A positioned error: displayed as `file:line:col: error: message` (one line, for logs);
+/// [`crate::diag::render`] shows it with its source line and the span underlined.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{}error: {message}", LocationPrefix(location))]
 pub struct CspError {
@@ -38,6 +40,9 @@ pub struct CspError {
     pub location: Option<Location>,
     /// What is wrong, and what was expected.
     pub message: String,
+    /// The source around the span, captured from the source map when the error was made,
+    /// with the location it was captured for (so that it is not shown if `location` changes).
+    excerpt: Option<Box<(Location, Excerpt)>>,
 }
 
 struct LocationPrefix<'a>(&'a Option<Location>);
@@ -59,10 +64,17 @@ impl CspError {
         kind: ErrorKind,
         message: impl Into<String>,
     ) -> Self {
+        let location = sources.location(span);
+        let excerpt = (location.line > 0).then(|| {
+            let text = &sources.file(span.file).text;
+            let excerpt = Excerpt::of(text, span.lo as usize, span.hi as usize, location.line);
+            Box::new((location.clone(), excerpt))
+        });
         CspError {
             kind,
-            location: Some(sources.location(span)),
+            location: Some(location),
             message: message.into(),
+            excerpt,
         }
     }
 
@@ -72,6 +84,16 @@ impl CspError {
             kind,
             location: None,
             message: message.into(),
+            excerpt: None,
+        }
+    }
+
+    /// The source line around the error's position, when it is known (it is when the error
+    /// was made by [`CspError::at`] and its `location` has not been changed since).
+    pub fn excerpt(&self) -> Option<&Excerpt> {
+        match (&self.excerpt, &self.location) {
+            (Some(b), Some(location)) if b.0 == *location => Some(&b.1),
+            _ => None,
         }
     }
 }

@@ -29,6 +29,7 @@ use std::io::{self, BufRead, Read, Write};
 use std::path::{Path, PathBuf};
 
 use super::Lts;
+use crate::diag::Excerpt;
 use crate::ts::{Label, TAU};
 
 /// Options of the `.aut` reader.
@@ -48,11 +49,16 @@ impl Default for AutOptions {
 }
 
 /// Why an `.aut` input could not be read.
+///
+/// Displayed on one line: `file:line:column: message` (without the file when reading from a
+/// stream); [`crate::diag::Diagnostic`] renders it with the offending line.
 #[derive(Debug, thiserror::Error)]
 pub enum AutError {
     /// The text does not follow the format.
-    #[error("line {line}, column {column}: expected {expected}, found {found}")]
+    #[error("{}expected {expected}, found {found}", Position(path.as_deref(), *line, *column))]
     Syntax {
+        /// The file being read, if the input is a file.
+        path: Option<PathBuf>,
         /// 1-based line number.
         line: u64,
         /// 1-based column (in bytes).
@@ -61,17 +67,25 @@ pub enum AutError {
         expected: &'static str,
         /// What it found (a short excerpt, or "end of line" / "end of file").
         found: String,
+        /// The offending line, for rendering (none at the end of the file).
+        excerpt: Option<Box<Excerpt>>,
     },
     /// The body disagrees with the header (transition count, a state out of range).
-    #[error("line {line}: {message}")]
+    #[error("{}{message}", Position(path.as_deref(), *line, *column))]
     HeaderMismatch {
+        /// The file being read, if the input is a file.
+        path: Option<PathBuf>,
         /// 1-based line number where the disagreement shows.
         line: u64,
+        /// 1-based column (in bytes) of the number that disagrees.
+        column: u64,
         /// What disagrees.
         message: String,
+        /// The offending line, for rendering.
+        excerpt: Option<Box<Excerpt>>,
     },
     /// Reading (or decompressing) the input failed.
-    #[error("cannot read {}", path.as_ref().map_or_else(|| "the input".to_string(), |p| p.display().to_string()))]
+    #[error("cannot read {}: {source}", path.as_ref().map_or_else(|| "the input".to_string(), |p| p.display().to_string()))]
     Io {
         /// The file being read, if the input is a file.
         path: Option<PathBuf>,
@@ -79,6 +93,18 @@ pub enum AutError {
         #[source]
         source: io::Error,
     },
+}
+
+/// `file:line:column: ` or, without a file, `line L, column C: `.
+struct Position<'a>(Option<&'a Path>, u64, u64);
+
+impl std::fmt::Display for Position<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Some(path) => write!(f, "{}:{}:{}: ", path.display(), self.1, self.2),
+            None => write!(f, "line {}, column {}: ", self.1, self.2),
+        }
+    }
 }
 
 impl AutError {
@@ -90,15 +116,48 @@ impl AutError {
         }
     }
 
-    fn with_path(self, file: &Path) -> AutError {
+    /// The file being read, when the input is a file.
+    pub fn path(&self) -> Option<&Path> {
         match self {
-            AutError::Io { path: None, source } => AutError::Io {
-                path: Some(file.to_path_buf()),
-                source,
-            },
-            other => other,
+            AutError::Syntax { path, .. }
+            | AutError::HeaderMismatch { path, .. }
+            | AutError::Io { path, .. } => path.as_deref(),
         }
     }
+
+    fn with_path(mut self, file: &Path) -> AutError {
+        match &mut self {
+            AutError::Syntax { path, .. }
+            | AutError::HeaderMismatch { path, .. }
+            | AutError::Io { path, .. } => {
+                path.get_or_insert_with(|| file.to_path_buf());
+            }
+        }
+        self
+    }
+}
+
+/// The excerpt of `line` (raw bytes, shown lossily) with the bytes `lo..hi` marked.
+fn excerpt_of(line: &[u8], lo: usize, hi: usize, number: u64) -> Box<Excerpt> {
+    let mut end_of_line = line.len();
+    while end_of_line > 0 && matches!(line[end_of_line - 1], b'\r' | b'\n') {
+        end_of_line -= 1;
+    }
+    let lo = lo.min(end_of_line);
+    let hi = hi.clamp(lo, end_of_line);
+    let start = lo.saturating_sub(crate::diag::CONTEXT_BYTES);
+    let end = hi
+        .saturating_add(crate::diag::CONTEXT_BYTES)
+        .min(end_of_line);
+    let before = String::from_utf8_lossy(&line[start..lo]);
+    let marked = String::from_utf8_lossy(&line[lo..hi]);
+    let after = String::from_utf8_lossy(&line[hi..end]);
+    Box::new(Excerpt {
+        line: u32::try_from(number).unwrap_or(u32::MAX),
+        text: format!("{before}{marked}{after}"),
+        range: before.len()..before.len() + marked.len(),
+        clipped: start > 0,
+    })
 }
 
 /// Reads an `.aut` LTS from `reader`; a gzip stream is decompressed transparently.
@@ -321,6 +380,9 @@ struct Header {
     initial: u32,
     transitions: u64,
     states: u32,
+    /// Byte ranges of the initial state and of the number of transitions in the line.
+    initial_at: (usize, usize),
+    transitions_at: (usize, usize),
 }
 
 /// A parse failure inside one line: the byte position and what was expected there.
@@ -348,6 +410,9 @@ struct Parser {
     sorted_by_source: bool,
     last_source: u32,
     max_state: u32,
+    /// Where the header declares the number of transitions (line, column, excerpt), for the
+    /// error when the body has fewer.
+    transitions_site: Option<(u64, u64, Box<Excerpt>)>,
 }
 
 impl Parser {
@@ -370,6 +435,7 @@ impl Parser {
             sorted_by_source: true,
             last_source: 0,
             max_state: 0,
+            transitions_site: None,
         }
     }
 
@@ -396,17 +462,38 @@ impl Parser {
         };
         let (from, label, to) = parse_transition(line, first).map_err(|f| self.syntax(line, f))?;
         if from >= header.states || to >= header.states {
-            let state = if from >= header.states { from } else { to };
-            return Err(self.mismatch(format!(
-                "state {state} is out of range: the header declares {} states",
-                header.states
-            )));
+            let (state, (lo, hi)) = if from >= header.states {
+                (from, first_number(line, first))
+            } else {
+                (to, last_number(line))
+            };
+            return Err(self.mismatch(
+                line,
+                lo,
+                hi,
+                format!(
+                    "state {state} is out of range: the header declares {} states (0 to {})",
+                    header.states,
+                    u64::from(header.states).saturating_sub(1)
+                ),
+            ));
         }
         if self.label_ids.len() as u64 == header.transitions {
-            return Err(self.mismatch(format!(
-                "more transitions than the {} the header declares",
-                header.transitions
-            )));
+            let end = line.len()
+                - line
+                    .iter()
+                    .rev()
+                    .take_while(|b| b.is_ascii_whitespace())
+                    .count();
+            return Err(self.mismatch(
+                line,
+                first,
+                end,
+                format!(
+                    "one transition more than the {} the header declares",
+                    header.transitions
+                ),
+            ));
         }
         let label = match self.labels.get(label) {
             Some(&id) => id,
@@ -448,11 +535,23 @@ impl Parser {
     fn parse_header(&mut self, line: &[u8]) -> Result<(), AutError> {
         let header = parse_header(line).map_err(|f| self.syntax(line, f))?;
         if header.initial >= header.states {
-            return Err(self.mismatch(format!(
-                "the initial state {} is out of range: the header declares {} states",
-                header.initial, header.states
-            )));
+            let (lo, hi) = header.initial_at;
+            return Err(self.mismatch(
+                line,
+                lo,
+                hi,
+                format!(
+                    "the initial state {} is out of range: the header declares {} states",
+                    header.initial, header.states
+                ),
+            ));
         }
+        let (lo, hi) = header.transitions_at;
+        self.transitions_site = Some((
+            self.line,
+            lo as u64 + 1,
+            excerpt_of(line, lo, hi, self.line),
+        ));
         // Reserve for the declared transitions, but never more than the input can hold (the
         // shortest transition line, `(0,a,0)` and a newline, has 8 bytes) or 2^24 up front.
         let plausible = self.size_hint.map_or(1 << 24, |size| size / 8 + 1);
@@ -488,41 +587,80 @@ impl Parser {
             format!("'{}{more}'", String::from_utf8_lossy(excerpt))
         };
         AutError::Syntax {
+            path: None,
             line: self.line,
             column: fail.pos as u64 + 1,
             expected: fail.expected,
             found,
+            excerpt: Some(excerpt_of(line, fail.pos, fail.pos + 1, self.line)),
         }
     }
 
+    /// A disagreement with the header shown at bytes `lo..hi` of `line`.
     #[cold]
-    fn mismatch(&self, message: String) -> AutError {
+    fn mismatch(&self, line: &[u8], lo: usize, hi: usize, message: String) -> AutError {
         AutError::HeaderMismatch {
+            path: None,
             line: self.line,
+            column: lo as u64 + 1,
             message,
+            excerpt: Some(excerpt_of(line, lo, hi, self.line)),
         }
     }
 
-    fn finish(self) -> Result<Lts, AutError> {
+    fn finish(mut self) -> Result<Lts, AutError> {
         let Some(header) = self.header else {
             return Err(AutError::Syntax {
+                path: None,
                 line: self.line.max(1),
                 column: 1,
                 expected: "the header 'des (initial, transitions, states)'",
-                found: "end of file".to_string(),
+                found: if self.line == 0 {
+                    "an empty file".to_string()
+                } else {
+                    "end of file".to_string()
+                },
+                excerpt: None,
             });
         };
         let count = self.label_ids.len() as u64;
         if count != header.transitions {
-            return Err(self.mismatch(format!(
-                "the file ends after {count} transitions, but the header declares {}",
-                header.transitions
-            )));
+            let (line, column, excerpt) = match self.transitions_site {
+                Some((line, column, excerpt)) => (line, column, Some(excerpt)),
+                None => (1, 1, None),
+            };
+            return Err(AutError::HeaderMismatch {
+                path: None,
+                line,
+                column,
+                message: format!(
+                    "the header declares {} transitions, but the file ends after {count}",
+                    header.transitions
+                ),
+                excerpt,
+            });
         }
-        let mut offsets = match self.counts {
-            Some(counts) => counts,
+        // States above the largest one used have no transitions: no entry for them.
+        let used = self.max_state as usize + 2;
+        let mut numbers = None;
+        let mut offsets = match self.counts.take() {
+            Some(mut counts) => {
+                counts.truncate(used);
+                counts
+            }
+            // A few scattered state numbers up to 2^32 (the header's count is no bound on
+            // memory): number the states used densely, remembering their numbers.
+            None if u64::from(self.max_state) >= 4 * count + (1 << 20) => {
+                let dense = self.renumber();
+                let mut counts = vec![0u64; dense.len() + 1];
+                for &s in &self.sources {
+                    counts[s as usize + 1] += 1;
+                }
+                numbers = Some(dense);
+                counts
+            }
             None => {
-                let mut counts = vec![0u64; self.max_state as usize + 2];
+                let mut counts = vec![0u64; used];
                 for &s in &self.sources {
                     counts[s as usize + 1] += 1;
                 }
@@ -548,14 +686,33 @@ impl Parser {
             (labels, targets)
         };
         drop(self.sources);
-        Ok(Lts::from_parts(
-            header.initial,
-            header.states,
-            self.names,
-            offsets,
-            labels,
-            targets,
-        ))
+        let initial = match &numbers {
+            Some(numbers) => numbers.partition_point(|&n| n < header.initial) as u32,
+            None => header.initial,
+        };
+        let lts = Lts::from_parts(initial, header.states, self.names, offsets, labels, targets);
+        Ok(match numbers {
+            Some(numbers) => lts.with_numbers(numbers),
+            None => lts,
+        })
+    }
+
+    /// Renumbers the states used (the initial state, every source and target) densely in
+    /// increasing order, in place; returns the original number of each dense state.
+    #[cold]
+    fn renumber(&mut self) -> Vec<u32> {
+        let initial = self.header.map_or(0, |h| h.initial);
+        let mut numbers: Vec<u32> = Vec::with_capacity(2 * self.targets.len() + 1);
+        numbers.push(initial);
+        numbers.extend_from_slice(&self.sources);
+        numbers.extend_from_slice(&self.targets);
+        numbers.sort_unstable();
+        numbers.dedup();
+        let dense = |n: u32| numbers.partition_point(|&m| m < n) as u32;
+        for s in self.sources.iter_mut().chain(self.targets.iter_mut()) {
+            *s = dense(*s);
+        }
+        numbers
     }
 }
 
@@ -570,6 +727,32 @@ fn sources_from_counts(counts: &[u64], len: usize) -> Vec<u32> {
     }
     debug_assert_eq!(sources.len(), len);
     sources
+}
+
+/// The byte range of the first number of a transition line (its source state), `first`
+/// being the position of its `(`.
+#[cold]
+fn first_number(line: &[u8], first: usize) -> (usize, usize) {
+    let lo = skip_ws(line, first + 1);
+    let hi = lo + line[lo..].iter().take_while(|b| b.is_ascii_digit()).count();
+    (lo, hi)
+}
+
+/// The byte range of the last number of a well-formed transition line (its target state).
+#[cold]
+fn last_number(line: &[u8]) -> (usize, usize) {
+    let close = line.iter().rposition(|&b| b == b')').unwrap_or(line.len());
+    let mut hi = close;
+    while hi > 0 && matches!(line[hi - 1], b' ' | b'\t' | b'\r') {
+        hi -= 1;
+    }
+    let lo = hi
+        - line[..hi]
+            .iter()
+            .rev()
+            .take_while(|b| b.is_ascii_digit())
+            .count();
+    (lo, hi)
 }
 
 #[inline]
@@ -641,13 +824,17 @@ fn parse_header(line: &[u8]) -> Result<Header, Fail> {
     }
     let pos = skip_ws(line, pos + 3);
     let pos = skip_ws(line, expect(line, pos, b'(', "'(' after 'des'")?);
+    let initial_start = pos;
     let (initial, pos) = parse_u32(line, pos, "the initial state")?;
+    let initial_at = (initial_start, pos);
     let pos = skip_ws(line, pos);
     let pos = skip_ws(
         line,
         expect(line, pos, b',', "',' after the initial state")?,
     );
+    let transitions_start = pos;
     let (transitions, pos) = parse_u64(line, pos, "the number of transitions")?;
+    let transitions_at = (transitions_start, pos);
     let pos = skip_ws(line, pos);
     let pos = skip_ws(
         line,
@@ -669,6 +856,8 @@ fn parse_header(line: &[u8]) -> Result<Header, Fail> {
         initial,
         transitions,
         states,
+        initial_at,
+        transitions_at,
     })
 }
 
@@ -846,25 +1035,92 @@ mod tests {
 
     #[test]
     fn header_disagreements_are_errors() {
-        let cases: &[(&str, u64, &str)] = &[
-            ("des (2,0,2)\n", 1, "initial state 2"),
-            ("des (0,0,0)\n", 1, "initial state 0"),
-            ("des (0,1,2)\n(0,a,2)\n", 2, "state 2"),
-            ("des (0,1,2)\n(5,a,1)\n", 2, "state 5"),
-            ("des (0,1,2)\n(0,a,1)\n(1,a,0)\n", 3, "more transitions"),
-            ("des (0,3,2)\n(0,a,1)\n(1,a,0)\n", 3, "after 2 transitions"),
+        let cases: &[(&str, u64, u64, &str)] = &[
+            ("des (2,0,2)\n", 1, 6, "initial state 2"),
+            ("des (0,0,0)\n", 1, 6, "initial state 0"),
+            ("des (0,1,2)\n(0,a,2)\n", 2, 6, "state 2 is out of range"),
+            ("des (0,1,2)\n( 5 ,a,1)\n", 2, 3, "state 5"),
+            (
+                "des (0,1,2)\n(0,a,1)\n (1,a,0)\n",
+                3,
+                2,
+                "one transition more",
+            ),
+            ("des (0, 3 ,2)\n(0,a,1)\n(1,a,0)\n", 1, 9, "ends after 2"),
+            (
+                "des (0,1,4000000000)\n(0,\"a\",4000000000)\n",
+                2,
+                8,
+                "state 4000000000",
+            ),
         ];
-        for &(text, line, message) in cases {
+        for &(text, line, column, message) in cases {
             match error_of(text) {
                 AutError::HeaderMismatch {
                     line: l,
+                    column: c,
                     message: m,
+                    excerpt,
+                    ..
                 } => {
-                    assert_eq!(l, line, "{text:?}: {m}");
+                    assert_eq!((l, c), (line, column), "{text:?}: {m}");
                     assert!(m.contains(message), "{text:?}: {m}");
+                    assert!(excerpt.is_some(), "{text:?}");
                 }
                 other => panic!("{text:?}: unexpected {other}"),
             }
+        }
+    }
+
+    #[test]
+    fn sparse_state_numbers_are_renumbered_densely() {
+        let lts = read("des (7,3,4000000001)\n(7,\"a\",4000000000)\n(4000000000,b,9)\n(9,i,7)\n")
+            .unwrap();
+        assert_eq!(lts.num_states(), 4_000_000_001);
+        assert_eq!(lts.num_transitions(), 3);
+        assert_eq!(lts.covered(), 3);
+        assert_eq!(lts.state_number(lts.initial()), 7);
+        let numbered: Vec<(u32, u32)> = lts
+            .transitions()
+            .map(|(s, _, t)| (lts.state_number(s), lts.state_number(t)))
+            .collect();
+        assert_eq!(
+            numbered,
+            vec![(7, 4_000_000_000), (9, 7), (4_000_000_000, 9)]
+        );
+        let summary = lts.summary();
+        assert_eq!(summary.initial, 7);
+        assert_eq!(summary.reachable_states, 3);
+        assert_eq!(summary.deadlock_states, 4_000_000_001 - 3);
+        // Unsorted sources and a state used only as the initial one.
+        let lts =
+            read("des (3000000000,2,4000000001)\n(4000000000,a,5)\n(5,b,4000000000)\n").unwrap();
+        assert_eq!(lts.state_number(lts.initial()), 3_000_000_000);
+        assert_eq!(lts.out_degree(lts.initial()), 0);
+        assert_eq!(lts.summary().reachable_states, 1);
+    }
+
+    #[test]
+    fn display_names_the_position() {
+        let e = error_of("des (0,1,2)\n(0,a,-1)\n");
+        assert_eq!(
+            e.to_string(),
+            "line 2, column 6: expected the target state, found '-1)'"
+        );
+        let e = e.with_path(Path::new("x.aut"));
+        assert!(e.to_string().starts_with("x.aut:2:6: expected"), "{e}");
+        assert!(error_of("").to_string().contains("found an empty file"));
+        let garbage = read_aut(&b"\x00\xff\xfe\x01binary\n"[..], &AutOptions::default());
+        match garbage {
+            Err(AutError::Syntax {
+                line: 1,
+                column: 1,
+                excerpt: Some(x),
+                ..
+            }) => {
+                assert_eq!(x.range, 0..1);
+            }
+            other => panic!("{other:?}"),
         }
     }
 
@@ -904,6 +1160,10 @@ mod tests {
 
     #[test]
     fn huge_declared_state_count_costs_no_memory() {
+        let lts = read("des (0,1,4000000001)\n(0,\"a\",4000000000)\n").unwrap();
+        assert_eq!(lts.num_states(), 4_000_000_001);
+        assert!(lts.covered() <= 2);
+        assert_eq!(lts.summary().reachable_states, 2);
         let lts = read("des (0,1,4000000000)\n(0,a,1)\n").unwrap();
         assert_eq!(lts.num_states(), 4_000_000_000);
         assert!(lts.covered() <= 2);

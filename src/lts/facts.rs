@@ -112,7 +112,7 @@ impl TauClosures {
 /// Summary figures of an LTS, as `weft info` prints them.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct LtsSummary {
-    /// The initial state.
+    /// The initial state (its number in the input file).
     pub initial: u32,
     /// Number of states (as declared).
     pub states: u32,
@@ -334,7 +334,7 @@ impl Lts {
             reachable_deadlock_states += 1;
         }
         LtsSummary {
-            initial: self.initial,
+            initial: self.state_number(self.initial),
             states: self.num_states,
             reachable_states: self.num_reachable(),
             transitions: self.num_transitions(),

@@ -35,12 +35,16 @@ pub struct Lts {
     offsets: Vec<u64>,
     labels: Vec<Label>,
     targets: Vec<u32>,
+    /// The state numbers of the input, when they were renumbered densely on reading (an
+    /// `.aut` file using a few scattered numbers up to 4 billion): `numbers[s]` is the number
+    /// of covered state `s`.
+    numbers: Option<Box<[u32]>>,
     facts: facts::FactsCache,
 }
 
 impl PartialEq for Lts {
     /// Structural equality: same initial state, state count, label names, and transitions in
-    /// the same order per state. Cached facts are ignored.
+    /// the same order per state. Cached facts and the input's state numbers are ignored.
     fn eq(&self, other: &Lts) -> bool {
         if self.initial != other.initial
             || self.num_states != other.num_states
@@ -129,7 +133,26 @@ impl Lts {
             offsets,
             labels,
             targets,
+            numbers: None,
             facts: facts::FactsCache::default(),
+        }
+    }
+
+    /// This LTS with its covered states known by `numbers` in the input (`numbers[s]` for
+    /// state `s`; one per covered state).
+    pub(crate) fn with_numbers(mut self, numbers: Vec<u32>) -> Lts {
+        debug_assert_eq!(numbers.len(), self.covered() as usize);
+        self.numbers = Some(numbers.into_boxed_slice());
+        self
+    }
+
+    /// The number of `state` in the input it was read from: `state` itself unless the reader
+    /// renumbered sparse state numbers densely (see [`aut`]). Use it when showing a state to
+    /// a user.
+    pub fn state_number(&self, state: u32) -> u32 {
+        match &self.numbers {
+            Some(numbers) => numbers.get(state as usize).copied().unwrap_or(state),
+            None => state,
         }
     }
 
