@@ -156,8 +156,10 @@ fn errors_exit_2_with_a_positioned_message() {
             !out.contains(": holds") && !out.contains(": fails"),
             "{problem}: {out}"
         );
+        // Rendered with the source line: `--> file:line:col`.
+        let at = position.trim_end_matches(" error:").trim_end_matches(':');
         assert!(
-            err.contains(&format!("{}{position}", path.display())),
+            err.contains(&format!("{}{at}", path.display())),
             "{problem}: {err}"
         );
     }

@@ -14,7 +14,7 @@ use clap::Args;
 use super::limits::SearchArgs;
 use super::progress::LevelProgress;
 use super::refines::{angle, braces, explain_violation};
-use super::EXIT_ERROR;
+use super::UsageError;
 use weft::csp::load_script;
 use weft::refine::properties::PropertyViolation;
 use weft::verify::{
@@ -28,31 +28,23 @@ pub struct CheckArgs {
     model: PathBuf,
     #[command(flatten)]
     search: SearchArgs,
-    /// Print one JSON object instead of text.
+    /// Print one JSON object instead of text (an error too: `{"error": {...}}`).
     #[arg(long)]
-    json: bool,
+    pub json: bool,
 }
 
 /// Runs `weft check`; returns the exit code.
 pub fn run(args: &CheckArgs) -> Result<i32> {
     if is_aut(&args.model) {
-        anyhow::bail!(
+        return Err(UsageError(format!(
             "{} is a labelled transition system (.aut), not a CSPm script: `weft check` runs the \
              assertions of a CSPm script; for .aut files use `weft refines SPEC.aut IMPL.aut`, \
              `weft explore FILE.aut` or `weft info FILE.aut`",
             args.model.display()
-        );
+        ))
+        .into());
     }
-    let script = match load_script(&args.model) {
-        Ok(s) => Arc::new(s),
-        Err(e) => {
-            eprintln!("{e}");
-            if args.json {
-                println!("{}", serde_json::json!({ "error": error_json(&e.into()) }));
-            }
-            return Ok(EXIT_ERROR);
-        }
-    };
+    let script = Arc::new(load_script(&args.model)?);
     for note in script.notes() {
         eprintln!("{}: note: {}", note.location, note.message);
     }
@@ -128,7 +120,9 @@ fn head(s: &str, n: usize) -> String {
 /// Errors and stops on stderr, positioned at the assertion when the error has no position.
 fn report_diagnostics(r: &AssertionResult) {
     match &r.verdict {
-        Verdict::Error(VerifyError::Script(e)) if e.location.is_some() => eprintln!("{e}"),
+        Verdict::Error(VerifyError::Script(e)) if e.location.is_some() => {
+            eprintln!("{}", weft::diag::render(e, weft::diag::use_color()))
+        }
         Verdict::Error(e) => eprintln!("{}: error: checking `{}`: {e}", r.location, r.text),
         Verdict::Stopped { reason, states } => eprintln!(
             "{}: error: checking `{}`: stopped by {}{}: no verdict",
@@ -199,16 +193,11 @@ fn result_json(r: &AssertionResult) -> serde_json::Value {
     })
 }
 
-/// An error as JSON: kind, message and (when known) file, line and column.
+/// An error as JSON: kind, message and (when known) file, line and column, as every
+/// command reports errors.
 fn error_json(e: &VerifyError) -> serde_json::Value {
     match e {
-        VerifyError::Script(e) => serde_json::json!({
-            "kind": format!("{:?}", e.kind).to_lowercase(),
-            "message": e.message,
-            "file": e.location.as_ref().map(|l| l.file.clone()),
-            "line": e.location.as_ref().map(|l| l.line),
-            "column": e.location.as_ref().map(|l| l.column),
-        }),
+        VerifyError::Script(e) => weft::diag::Diagnostic::from(e).to_json()["error"].take(),
         VerifyError::Checker(m) => serde_json::json!({ "kind": "internal", "message": m }),
     }
 }

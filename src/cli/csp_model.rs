@@ -8,7 +8,9 @@ use anyhow::{bail, Context, Result};
 use super::{LimitReached, UsageError};
 
 use weft::csp::{load_script, CspSystem, ErrorKind, Proc, Script, Value};
-use weft::explore::{explore, ExploreOptions};
+use weft::explore::{try_explore, ExploreOptions, StopReason, StopSignal};
+
+use super::limits::SearchArgs;
 use weft::lts::Lts;
 
 /// True if `path` names a CSPm script (`.csp`, `.cspm`).
@@ -103,7 +105,8 @@ fn parse_call(spec: &str) -> Result<(String, Vec<Value>)> {
 
 /// `FILE.csp:PROCESS` as an explicit LTS (explored with every core), stopping with
 /// [`LimitReached`] past `max_states` states.
-pub fn lts_of(arg: &str, max_states: Option<u64>) -> Result<Lts> {
+pub fn lts_of(arg: &str, search: &SearchArgs, stop: &StopSignal) -> Result<Lts> {
+    let max_states = search.max_states;
     let Some((file, process)) = arg.rsplit_once(':') else {
         return Err(UsageError(format!("`{arg}`: expected FILE.csp:PROCESS")).into());
     };
@@ -118,21 +121,25 @@ pub fn lts_of(arg: &str, max_states: Option<u64>) -> Result<Lts> {
     let (_, proc) = select_process(&script, Some(process))?;
     let system = CspSystem::new(&script, &proc)?;
     let opts = ExploreOptions {
+        threads: search.threads(),
         record_transitions: true,
         max_states,
-        ..Default::default()
+        on_level: None,
     };
-    let exploration = explore(&system, &opts);
+    let exploration = try_explore(&system, &opts, stop)?;
     if let Some(e) = system.take_error() {
         return Err(e.into());
     }
-    if !exploration.stats.complete {
+    if let Some(reason) = exploration.stats.stopped {
+        let limit = match (reason, max_states) {
+            (StopReason::StateLimit, Some(n)) => format!(", --max-states {n}"),
+            _ => String::new(),
+        };
         return Err(LimitReached(format!(
-            "stopped exploring {arg} at the state limit ({} states, {} transitions so far, \
-             --max-states {}): no verdict",
+            "stopped exploring {arg} by {} ({} states, {} transitions so far{limit}): no verdict",
+            reason.describe(),
             exploration.stats.states,
             exploration.stats.transitions,
-            max_states.unwrap_or(0)
         ))
         .into());
     }

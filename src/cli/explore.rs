@@ -2,14 +2,15 @@
 
 use std::path::PathBuf;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use clap::Args;
 
 use weft::csp::CspSystem;
-use weft::explore::{explore, ExploreOptions, ExploreStats};
+use weft::explore::{try_explore, ExploreOptions, ExploreStats, StopSignal, Watchdog};
 use weft::lts::aut::{read_aut_file, write_aut, AutOptions};
 use weft::ts::TransitionSystem;
 
+use super::limits::SearchArgs;
 use super::{UsageError, EXIT_HOLDS};
 
 #[derive(Args)]
@@ -20,15 +21,11 @@ pub struct ExploreArgs {
     /// else the last process declared).
     #[arg(long)]
     process: Option<String>,
-    /// Worker threads (default: all cores).
-    #[arg(long)]
-    threads: Option<usize>,
     /// Write the state space to this `.aut` file.
     #[arg(long)]
     out: Option<PathBuf>,
-    /// Stop after this many states (exit code 2, with the statistics so far).
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
-    max_states: Option<u64>,
+    #[command(flatten)]
+    search: SearchArgs,
     /// Name of the internal action in an `.aut` input (default: `tau` and `i`).
     #[arg(long)]
     tau: Option<String>,
@@ -91,21 +88,21 @@ pub(crate) fn run_exploration<T: TransitionSystem>(
     ts: &T,
     args: &ExploreArgs,
 ) -> Result<(ExploreStats, bool)> {
-    let threads = args.threads.unwrap_or_else(num_cpus::get);
-    if threads == 0 {
-        bail!("--threads must be at least 1");
-    }
     let progress = super::progress::LevelProgress::start("exploring");
     let opts = ExploreOptions {
-        threads,
+        threads: args.search.threads(),
         record_transitions: args.out.is_some(),
-        max_states: args.max_states,
+        max_states: args.search.max_states,
         on_level: progress.as_ref().map(|p| p.observer()),
     };
-    let result = explore(ts, &opts);
+    let stop = StopSignal::new();
+    let watchdog = Watchdog::start(args.search.resource_limits(), &stop);
+    let result = try_explore(ts, &opts, &stop);
+    drop(watchdog);
     if let Some(p) = progress {
         p.finish();
     }
+    let result = result?;
     let mut written = false;
     if let Some(out) = &args.out {
         let lts = result.to_lts(ts);
@@ -164,10 +161,13 @@ pub(crate) fn report(
             }
         }
     }
-    if !stats.complete {
+    if let Some(reason) = stats.stopped {
         eprintln!(
-            "weft: stopped at the state limit ({} states): the state space is incomplete",
-            stats.states
+            "weft: stopped by {} ({} states, {} transitions so far): the state space is \
+             incomplete",
+            reason.describe(),
+            stats.states,
+            stats.transitions
         );
         return Ok(super::EXIT_ERROR);
     }

@@ -35,6 +35,16 @@ impl SearchArgs {
             .clamp(1, MAX_THREADS)
     }
 
+    /// The memory and time limits of one search (its time counted from now), interruptible
+    /// by Ctrl-C.
+    pub fn resource_limits(&self) -> weft::explore::ResourceLimits {
+        weft::explore::ResourceLimits {
+            max_memory: self.max_memory(),
+            deadline: self.timeout.map(|t| std::time::Instant::now() + t),
+            interruptible: true,
+        }
+    }
+
     /// The memory budget: as given, else the default share of the machine's memory.
     pub fn max_memory(&self) -> Option<u64> {
         self.max_memory

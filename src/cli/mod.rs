@@ -68,7 +68,7 @@ pub fn run() -> i32 {
         Command::Info(args) => args.json,
         Command::Explore(args) => args.json,
         Command::Refines(args) => args.json,
-        Command::Check(_) => false,
+        Command::Check(args) => args.json,
     };
     let result: anyhow::Result<i32> = match cli.command {
         Command::Info(args) => info::run(&args),

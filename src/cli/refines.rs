@@ -7,9 +7,14 @@ use anyhow::Result;
 use clap::{Args, ValueEnum};
 
 use super::{LimitReached, UsageError, EXIT_FAILS, EXIT_HOLDS};
+use weft::explore::{StopSignal, Watchdog};
 use weft::lts::aut::{read_aut_file, AutOptions};
 use weft::lts::Lts;
-use weft::refine::{check, CheckOptions, CheckResult, Counterexample, Model, Search, Violation};
+use weft::refine::{
+    check_until, CheckOptions, CheckResult, Counterexample, Model, RefineError, Search, Violation,
+};
+
+use super::limits::SearchArgs;
 
 /// Arguments of `weft refines`.
 #[derive(Args)]
@@ -31,10 +36,11 @@ pub struct RefinesArgs {
     /// The label of the internal action (default: `tau` and `i`).
     #[arg(long, value_name = "NAME")]
     tau: Option<String>,
-    /// Stop when a system has more than this many states (exit code 2, no verdict): a CSPm
-    /// process is explored up to this many, an `.aut` file's reachable states are counted.
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
-    max_states: Option<u64>,
+    /// Threads and limits: `--max-states` stops when a system has more states (a CSPm
+    /// process is explored up to that many, an `.aut` file's reachable states are counted);
+    /// every limit ends the run with exit code 2 and no verdict.
+    #[command(flatten)]
+    limits: SearchArgs,
     /// Print one JSON object instead of text (an error too: `{"error": {...}}`).
     #[arg(long)]
     pub json: bool,
@@ -60,10 +66,16 @@ enum SearchArg {
 ///
 /// Errors name their file themselves (positioned ones are rendered with their source line);
 /// a CSPm script without `:PROCESS` gets a [`UsageError`] listing the script's processes.
-pub fn load_system(arg: &str, tau: Option<&str>, max_states: Option<u64>) -> Result<Lts> {
+pub fn load_system(
+    arg: &str,
+    tau: Option<&str>,
+    search: &SearchArgs,
+    stop: &StopSignal,
+) -> Result<Lts> {
+    let max_states = search.max_states;
     if let Some((file, _)) = arg.rsplit_once(':') {
         if super::csp_model::is_csp(Path::new(file)) {
-            return super::csp_model::lts_of(arg, max_states);
+            return super::csp_model::lts_of(arg, search, stop);
         }
     }
     if super::csp_model::is_csp(Path::new(arg)) {
@@ -93,8 +105,11 @@ pub fn load_system(arg: &str, tau: Option<&str>, max_states: Option<u64>) -> Res
 
 /// Runs `weft refines`; returns the exit code.
 pub fn run(args: RefinesArgs) -> Result<i32> {
-    let spec = load_system(&args.spec, args.tau.as_deref(), args.max_states)?;
-    let implementation = load_system(&args.implementation, args.tau.as_deref(), args.max_states)?;
+    let stop = StopSignal::new();
+    let _watchdog = Watchdog::start(args.limits.resource_limits(), &stop);
+    let tau = args.tau.as_deref();
+    let spec = load_system(&args.spec, tau, &args.limits, &stop)?;
+    let implementation = load_system(&args.implementation, tau, &args.limits, &stop)?;
     let opts = CheckOptions {
         model: match args.model {
             ModelArg::Traces => Model::Traces,
@@ -107,7 +122,16 @@ pub fn run(args: RefinesArgs) -> Result<i32> {
         },
         no_antichain: args.no_antichain,
     };
-    let mut result = check(&spec, &implementation, &opts)?;
+    let mut result = match check_until(&spec, &implementation, &opts, &stop) {
+        Err(RefineError::Stopped(reason)) => {
+            return Err(LimitReached(format!(
+                "the refinement check was stopped by {}: no verdict",
+                reason.describe()
+            ))
+            .into())
+        }
+        other => other?,
+    };
     if let Some(cex) = &mut result.counterexample {
         // As numbered in the implementation's file.
         cex.impl_state = implementation.state_number(cex.impl_state);
