@@ -220,7 +220,11 @@ impl Checker {
 
     /// Checks one assertion: its outcome and its text report.
     fn check(&mut self, assertion: &Assertion) -> Result<(Outcome, String), CheckError> {
-        let (inner_holds, witness, checked) = match &assertion.check {
+        let what = assertion
+            .check
+            .as_ref()
+            .map_err(|e| CheckError::Csp(e.clone()))?;
+        let (inner_holds, witness, checked) = match what {
             AssertionCheck::Refinement { spec, model, imp } => {
                 let spec = self.explore(spec)?;
                 let imp = self.explore(imp)?;
