@@ -181,6 +181,10 @@ pub(crate) struct Program {
     /// The names whose declaration has an error (index into `errors`): every use of them
     /// reports it.
     pub broken: HashMap<Name, usize>,
+    /// The names each top-level declaration (other than an assertion) defines, and the
+    /// top-level names it refers to: an error in a name breaks the declarations referring
+    /// to it.
+    pub decl_refs: Vec<(Arc<[Name]>, BTreeSet<Name>)>,
 }
 
 /// An assertion of the script: its body, or the error that stops it from being checked.
@@ -192,6 +196,8 @@ pub(crate) struct AssertEntry {
     pub span: Span,
     /// Why it cannot be checked, if it cannot.
     pub error: Option<RawError>,
+    /// The top-level names it refers to.
+    pub refs: BTreeSet<Name>,
 }
 
 impl Program {
@@ -349,6 +355,7 @@ pub(crate) fn check(decls: &[Decl], prelude: &[Decl]) -> CResult<Program> {
                 decl: Some(a.clone()),
                 span: d.span,
                 error: None,
+                refs: BTreeSet::new(),
             }),
             DeclKind::Transparent(names) => {
                 for n in names {
@@ -385,6 +392,7 @@ pub(crate) fn check(decls: &[Decl], prelude: &[Decl]) -> CResult<Program> {
                         decl: None,
                         span: d.span,
                         error: Some(invalid_error(inv)),
+                        refs: BTreeSet::new(),
                     });
                 } else {
                     let names: Vec<Name> = inv.names.iter().map(|n| n.name.clone()).collect();
@@ -449,6 +457,7 @@ pub(crate) fn check(decls: &[Decl], prelude: &[Decl]) -> CResult<Program> {
         prog: &mut p,
         scope: Vec::new(),
         owner: Arc::from([]),
+        refs: BTreeSet::new(),
     };
     r.resolve_program(decls, &is_constant);
     let prelude_defs: Vec<&Decl> = prelude.iter().collect();
@@ -642,6 +651,8 @@ struct Resolver<'p> {
     scope: Vec<Local>,
     /// The names of the top-level declaration being resolved.
     owner: Arc<[Name]>,
+    /// The top-level names it refers to.
+    refs: BTreeSet<Name>,
 }
 
 type Free = BTreeSet<Name>;
@@ -654,17 +665,21 @@ impl Resolver<'_> {
         for d in decls {
             let names: Arc<[Name]> = decl_names(d, is_constant).into();
             self.owner = names.clone();
+            self.refs.clear();
             let r = self.resolve_decl(d);
             self.scope.clear();
+            let refs = std::mem::take(&mut self.refs);
             match (&d.kind, r) {
                 (DeclKind::Assert(_), r) => {
+                    let entry = &mut self.prog.assertions[assertion];
                     if let Err(e) = r {
-                        self.prog.assertions[assertion].error = Some(e);
+                        entry.error = Some(e);
                     }
+                    entry.refs = refs;
                     assertion += 1;
                 }
                 (DeclKind::Invalid(inv), _) if inv.assertion => assertion += 1,
-                (_, Ok(())) => {}
+                (_, Ok(())) => self.prog.decl_refs.push((names, refs)),
                 (_, Err(e)) => self.prog.break_names(&names, e),
             }
         }
@@ -779,9 +794,11 @@ impl Resolver<'_> {
             return Ok(BTreeSet::from([name.clone()]));
         }
         if self.prog.globals.contains_key(name) || self.prog.broken.contains_key(name) {
+            self.refs.insert(name.clone());
             return Ok(BTreeSet::new());
         }
         if let Some(g) = builtin_global(name) {
+            self.refs.insert(name.clone());
             self.prog.globals.insert(name.clone(), g);
             return Ok(BTreeSet::new());
         }

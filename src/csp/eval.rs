@@ -590,6 +590,9 @@ impl Script {
             // type: compute it again without the broken channels.
             self.events = OnceLock::new();
         }
+        if let Some(e) = &self.events_error {
+            self.broken.insert(Name::from("Events"), e.clone());
+        }
         for k in 0..self.prog.ctors.len() {
             if let Err(e) = self.ctor_fields(k as u32) {
                 let ctor = &self.prog.ctors[k];
@@ -637,10 +640,32 @@ impl Script {
                 load_errors.push(e);
             }
         }
+        // A definition that refers to a broken name is broken with the same error (even
+        // where evaluation would not reach it, as FDR rejects such a script).
+        loop {
+            let mut changed = false;
+            for (names, refs) in &self.prog.decl_refs {
+                if names.iter().all(|n| self.broken.contains_key(n)) {
+                    continue;
+                }
+                if let Some(e) = refs.iter().find_map(|r| self.broken.get(r)) {
+                    let e = e.clone();
+                    for n in names.iter() {
+                        self.broken.entry(n.clone()).or_insert_with(|| e.clone());
+                    }
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
         let mut assertions = Vec::new();
         for entry in &self.prog.assertions {
+            let broken_ref = entry.refs.iter().find_map(|r| self.broken.get(r));
             let check = match (&entry.error, &entry.decl) {
                 (Some(e), _) => Err(e.clone().resolve(&self.sources)),
+                (None, Some(_)) if broken_ref.is_some() => Err(broken_ref.cloned().unwrap_or_else(|| self.internal("a broken name"))),
                 (None, Some(a)) => self
                     .assertion_check(a)
                     .map_err(|e| self.at_if_unpositioned(e, entry.span)),
@@ -2445,6 +2470,26 @@ impl Script {
                 } else {
                     Value::Proc(Proc::new(ProcNode::Stop))
                 }
+            }
+            K::Proc(op @ (ProcOp::ExtChoice | ProcOp::IntChoice | ProcOp::Interleave), _, _) => {
+                // Associative: a chain `P1 [] P2 [] ...` is one n-ary node, its operands
+                // collected without recursion (so thousands of branches are fine).
+                let mut operands = Vec::new();
+                let mut todo = vec![e];
+                while let Some(x) = todo.pop() {
+                    match &x.kind {
+                        K::Proc(o, a, b) if o == op => {
+                            todo.push(b);
+                            todo.push(a);
+                        }
+                        _ => operands.push(self.eval_proc(x, env)?),
+                    }
+                }
+                Value::Proc(Proc::new(match op {
+                    ProcOp::ExtChoice => ProcNode::ExtChoice(operands),
+                    ProcOp::IntChoice => ProcNode::IntChoice(operands),
+                    _ => ProcNode::Interleave(operands),
+                }))
             }
             K::Proc(op, a, b) => {
                 let pa = self.eval_proc(a, env)?;
