@@ -16,7 +16,10 @@ fn load(text: &str) -> Script {
 fn assertion_error(s: &Script, i: usize) -> &CspError {
     match &s.assertions()[i].check {
         Err(e) => e,
-        Ok(_) => panic!("assertion {i} (`{}`) must be an error", s.assertions()[i].text),
+        Ok(_) => panic!(
+            "assertion {i} (`{}`) must be an error",
+            s.assertions()[i].text
+        ),
     }
 }
 
@@ -28,7 +31,10 @@ fn assert_ok(s: &Script, i: usize) -> &AssertionCheck {
 }
 
 fn line_col(e: &CspError) -> (u32, u32) {
-    let l = e.location.as_ref().unwrap_or_else(|| panic!("unpositioned: {e}"));
+    let l = e
+        .location
+        .as_ref()
+        .unwrap_or_else(|| panic!("unpositioned: {e}"));
     (l.line, l.column)
 }
 
@@ -81,7 +87,10 @@ fn unsupported_constructs_break_only_their_names() {
     let e = assertion_error(&s, 1);
     assert_eq!(e.kind, ErrorKind::Unsupported);
     assert_eq!(line_col(e), (3, 13), "{e}");
-    assert!(e.message.contains("transparent function `frobnicate`"), "{e}");
+    assert!(
+        e.message.contains("transparent function `frobnicate`"),
+        "{e}"
+    );
     let e = assertion_error(&s, 2);
     assert_eq!(e.kind, ErrorKind::Unsupported);
     assert_eq!(line_col(e), (2, 10), "{e}");
@@ -137,7 +146,11 @@ fn a_bad_channel_type_breaks_the_channel_and_events() {
     let e = assertion_error(&s, 1);
     assert!(e.message.contains("division by zero"), "{e}");
     let e = assertion_error(&s, 2);
-    assert!(e.message.contains("`Events` includes the events of channel `c`"), "{e}");
+    assert!(
+        e.message
+            .contains("`Events` includes the events of channel `c`"),
+        "{e}"
+    );
 }
 
 #[test]

@@ -13,8 +13,20 @@ fn load(text: &str) -> Script {
     load_str("t.csp", text, Path::new("/nonexistent")).unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// The first error of a script: its load error, else the first error of its definitions
+/// (`Script::errors`), else the first error of an assertion.
 fn load_err(text: &str) -> CspError {
-    load_str("t.csp", text, Path::new("/nonexistent")).expect_err("the script must be rejected")
+    let s = match load_str("t.csp", text, Path::new("/nonexistent")) {
+        Err(e) => return e,
+        Ok(s) => s,
+    };
+    if let Some(e) = s.errors().first() {
+        return e.clone();
+    }
+    s.assertions()
+        .iter()
+        .find_map(|a| a.check.as_ref().err().cloned())
+        .expect("the script must report an error")
 }
 
 fn shape(text: &str) -> String {
@@ -493,7 +505,7 @@ fn assertions_keep_their_text_and_line() {
     assert_eq!(a[0].location.line, 4);
     assert!(a[1].negated);
     assert_eq!(a[1].text, "not P :[deadlock free]");
-    match &a[2].check {
+    match a[2].check.as_ref().expect("assertion 2") {
         weft::csp::AssertionCheck::HasTrace { trace, .. } => assert_eq!(trace.len(), 2),
         other => panic!("{other:?}"),
     }

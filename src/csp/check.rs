@@ -316,7 +316,13 @@ pub(crate) fn check(decls: &[Decl], prelude: &[Decl]) -> CResult<Program> {
                         span: n.span,
                         ty: ty.clone(),
                     });
-                    define(&mut p, &mut first_def, &n.name, n.span, GlobalKind::Chan(id));
+                    define(
+                        &mut p,
+                        &mut first_def,
+                        &n.name,
+                        n.span,
+                        GlobalKind::Chan(id),
+                    );
                 }
             }
             DeclKind::DataType(name, clauses) => {
@@ -434,7 +440,13 @@ pub(crate) fn check(decls: &[Decl], prelude: &[Decl]) -> CResult<Program> {
             }
             for i in before..p.top.defs.len() {
                 let (name, span) = (p.top.defs[i].name.clone(), p.top.defs[i].span);
-                define(&mut p, &mut first_def, &name, span, GlobalKind::Def(i as u32));
+                define(
+                    &mut p,
+                    &mut first_def,
+                    &name,
+                    span,
+                    GlobalKind::Def(i as u32),
+                );
             }
         }
     }
@@ -480,7 +492,10 @@ pub(crate) fn check(decls: &[Decl], prelude: &[Decl]) -> CResult<Program> {
 /// edit for names of three or four characters, two up to eight, three beyond; a name that
 /// differs only in case always qualifies. Ties go to the candidate with fewer edits when case
 /// counts, then to the first in alphabetical order.
-pub(crate) fn nearest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+pub(crate) fn nearest<'a>(
+    name: &str,
+    candidates: impl Iterator<Item = &'a str>,
+) -> Option<&'a str> {
     let len = name.chars().count();
     let limit = match len {
         0..=2 => 0,

@@ -613,7 +613,11 @@ impl Script {
                 Err(e) => {
                     let dt = &self.prog.datatypes[d];
                     let names: Vec<Name> = std::iter::once(dt.name.clone())
-                        .chain(dt.ctors.iter().map(|&k| self.prog.ctors[k as usize].name.clone()))
+                        .chain(
+                            dt.ctors
+                                .iter()
+                                .map(|&k| self.prog.ctors[k as usize].name.clone()),
+                        )
                         .collect();
                     for n in names {
                         self.broken.entry(n).or_insert_with(|| e.clone());
@@ -665,7 +669,9 @@ impl Script {
             let broken_ref = entry.refs.iter().find_map(|r| self.broken.get(r));
             let check = match (&entry.error, &entry.decl) {
                 (Some(e), _) => Err(e.clone().resolve(&self.sources)),
-                (None, Some(_)) if broken_ref.is_some() => Err(broken_ref.cloned().unwrap_or_else(|| self.internal("a broken name"))),
+                (None, Some(_)) if broken_ref.is_some() => Err(broken_ref
+                    .cloned()
+                    .unwrap_or_else(|| self.internal("a broken name"))),
                 (None, Some(a)) => self
                     .assertion_check(a)
                     .map_err(|e| self.at_if_unpositioned(e, entry.span)),
@@ -696,7 +702,10 @@ impl Script {
             let key = |e: &CspError| e.location.as_ref().map(|l| (l.line, l.column));
             key(a).cmp(&key(b))
         });
-        let mut seen: Vec<&CspError> = assertions.iter().filter_map(|a| a.check.as_ref().err()).collect();
+        let mut seen: Vec<&CspError> = assertions
+            .iter()
+            .filter_map(|a| a.check.as_ref().err())
+            .collect();
         let mut kept = Vec::new();
         for e in &errors {
             if !seen.contains(&e) {
@@ -870,7 +879,9 @@ impl Script {
                 self.err(
                     span,
                     ErrorKind::Eval,
-                    format!("the type of channel `{name}` refers to the events of `{name}`{through}"),
+                    format!(
+                        "the type of channel `{name}` refers to the events of `{name}`{through}"
+                    ),
                 )
             } else if key.0 == 8 {
                 let through = self.cycle_path(from);
@@ -903,7 +914,12 @@ impl Script {
     /// itself (a recursive process); if its value is then the call itself, or is not a
     /// process, or the stand-in was used as a value (`f(x) = f(x) + 1`), the evaluation does
     /// not terminate: that is reported at the definition, with the use.
-    fn self_call_result(&self, r: (EResult<Value>, bool), call: &Call, use_span: Span) -> EResult<Value> {
+    fn self_call_result(
+        &self,
+        r: (EResult<Value>, bool),
+        call: &Call,
+        use_span: Span,
+    ) -> EResult<Value> {
         let (v, named) = r;
         if !named {
             return v;
