@@ -102,6 +102,12 @@ pub fn run(args: &CheckArgs) -> Result<i32> {
     for note in script.notes() {
         eprintln!("{}: note: {}", note.location, note.message);
     }
+    // Until the per-assertion report lands (src/verify/), an error in a definition fails the
+    // check as loading did before.
+    if let Some(e) = script.errors().first() {
+        eprintln!("{e}");
+        return Ok(EXIT_ERROR);
+    }
     let mut checker = Checker {
         script: script.clone(),
         threads,
