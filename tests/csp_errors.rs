@@ -306,3 +306,18 @@ fn a_choice_of_2000_branches_is_checked() {
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("fails"), "{out}");
 }
+
+#[test]
+fn a_choice_of_20000_branches_and_a_chain_of_5000_sequences_are_checked() {
+    let branches: Vec<String> = (0..20_000).map(|i| format!("c.{i} -> STOP")).collect();
+    let steps = vec!["a -> SKIP"; 5000];
+    let text = format!(
+        "channel a\nchannel c : {{0..19999}}\nP = {}\nQ = {}\n\
+         assert Q :[deadlock free]\nassert P [T= P\nassert Q [T= Q\n",
+        branches.join(" [] "),
+        steps.join(" ; ")
+    );
+    let (code, out) = weft_check("deep.csp", &text);
+    assert_eq!(code, 0, "{out}");
+    assert!(!out.contains("fails"), "{out}");
+}

@@ -536,13 +536,13 @@ fn events_are_numbered_with_printed_names() {
 fn unguarded_recursion_is_an_error() {
     // A process named in its own body is a call of it (`P = (a -> SKIP) ; P` is fine), so
     // `P = P [] STOP` loads; the semantics rejects it (tests/csp_semantics.rs). A value that
-    // is not a process cannot depend on itself.
+    // is not a process cannot depend on itself: its evaluation does not terminate.
     let s = load("P = P [] STOP\nassert P :[deadlock free]\n");
     assert!(s.process("P", &[]).is_ok());
     let e = load("x = x + 1\n")
         .value("x")
         .expect_err("x depends on itself");
-    assert!(e.message.contains("needs integers"), "{e}");
+    assert!(e.message.contains("`x` does not terminate"), "{e}");
     assert!(e.to_string().contains(":1:"), "positioned: {e}");
     let s = load("channel a\nP = (a -> SKIP) ; P\nQ(n) = (a -> SKIP) ; Q(n)\n");
     assert!(s.process("P", &[]).is_ok());

@@ -939,12 +939,12 @@ impl Script {
         } else {
             format!("`{name}` calls itself with the same arguments")
         };
-        let used = if use_span == Span::default() {
+        let at = self.target_span(&call.target).unwrap_or(use_span);
+        let used = if use_span == Span::default() || use_span == at {
             String::new()
         } else {
             format!(" (used at {})", self.sources.location(use_span))
         };
-        let at = self.target_span(&call.target).unwrap_or(use_span);
         Err(self.err(
             at,
             ErrorKind::Eval,
@@ -2506,6 +2506,27 @@ impl Script {
                     ProcOp::IntChoice => ProcNode::IntChoice(operands),
                     _ => ProcNode::Interleave(operands),
                 }))
+            }
+            K::Proc(ProcOp::Seq, _, _) => {
+                // Associative: a chain `P1 ; P2 ; ...` (read left to right) becomes
+                // `P1 ; (P2 ; (...))`, whose states keep the rest unevaluated (a constant-size
+                // term per state instead of the whole left spine), built without recursion.
+                let mut operands = Vec::new();
+                let mut todo = vec![e];
+                while let Some(x) = todo.pop() {
+                    match &x.kind {
+                        K::Proc(ProcOp::Seq, a, b) => {
+                            todo.push(b);
+                            todo.push(a);
+                        }
+                        _ => operands.push(self.eval_proc(x, env)?),
+                    }
+                }
+                let mut rest = operands.pop().ok_or_else(|| self.internal("empty `;`"))?;
+                while let Some(first) = operands.pop() {
+                    rest = Proc::new(ProcNode::Seq(first, rest));
+                }
+                Value::Proc(rest)
             }
             K::Proc(op, a, b) => {
                 let pa = self.eval_proc(a, env)?;
