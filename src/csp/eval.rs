@@ -182,6 +182,8 @@ pub struct Script {
     events_error: Option<CspError>,
     /// Errors of definitions that no assertion reports.
     errors: Vec<CspError>,
+    /// Calls whose value is the call itself (`P = P`), with where they were used.
+    endless: DashMap<Call, Span>,
 }
 
 impl std::fmt::Debug for Script {
@@ -369,6 +371,7 @@ fn finish_load(mut ctx: parser::ParseContext, decls: Vec<Decl>) -> Result<Script
         broken_chans: vec![false; prog.channels.len()],
         events_error: None,
         errors: Vec::new(),
+        endless: DashMap::new(),
         sources,
         prog,
     };
@@ -926,13 +929,43 @@ impl Script {
         }
         let shown = self.show_call(call);
         let endless = match &v {
-            Ok(Value::Proc(p)) => matches!(p.node(), ProcNode::Call(c) if c == call),
+            Ok(Value::Proc(p)) => {
+                if matches!(p.node(), ProcNode::Call(c) if c == call) {
+                    // `P = P` is a process (an error only if explored); used as a value,
+                    // it does not terminate (see `endless_use`)
+                    self.endless.insert(call.clone(), use_span);
+                }
+                false
+            }
             Ok(_) => true,
             Err(e) => e.kind == ErrorKind::Type && e.message.contains(&shown),
         };
         if !endless {
             return v;
         }
+        Err(self.not_terminating(call, use_span))
+    }
+
+    /// `e`, or the non-termination of a call defined as itself that `e` (a type error)
+    /// shows used as a value (`f(x) = f(x)`, `N = f(0) + 1`).
+    fn endless_use(&self, e: CspError) -> CspError {
+        if e.kind != ErrorKind::Type || self.endless.is_empty() {
+            return e;
+        }
+        let found = self.endless.iter().find_map(|entry| {
+            let shown = self.show_call(entry.key());
+            e.message
+                .contains(&shown)
+                .then(|| (entry.key().clone(), *entry.value()))
+        });
+        match found {
+            Some((call, use_span)) => self.not_terminating(&call, use_span),
+            None => e,
+        }
+    }
+
+    fn not_terminating(&self, call: &Call, use_span: Span) -> CspError {
+        let shown = self.show_call(call);
         let name = self.target_name(&call.target);
         let why = if call.args.is_empty() {
             format!("`{name}` is defined in terms of itself")
@@ -945,11 +978,11 @@ impl Script {
         } else {
             format!(" (used at {})", self.sources.location(use_span))
         };
-        Err(self.err(
+        self.err(
             at,
             ErrorKind::Eval,
             format!("the evaluation of `{shown}` does not terminate: {why}{used}"),
-        ))
+        )
     }
 
     /// `f(1, 2)`, or `N` for a constant.
@@ -1736,7 +1769,7 @@ impl Script {
                 let r = evaluating(Frame::Def(i), || self.eval(expr, &mut Env::new()));
                 let v = self
                     .self_call_result(r, &call, span)
-                    .map_err(|e| self.at_if_unpositioned(e, def.span))?;
+                    .map_err(|e| self.at_if_unpositioned(self.endless_use(e), def.span))?;
                 Ok(self.name_process(Target::Global(i), Vec::new(), v))
             }
             DefKind::Part { bind } => {
