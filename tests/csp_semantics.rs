@@ -340,7 +340,13 @@ fn itdojp_state_counts() {
             None => {
                 // The stats are those of the last check.
                 let a = script.assertions().last().unwrap();
-                (*a.check.processes().last().unwrap()).clone()
+                (*a.check
+                    .as_ref()
+                    .expect("an assertion")
+                    .processes()
+                    .last()
+                    .unwrap())
+                .clone()
             }
         };
         let sys = CspSystem::new(&script, &p).unwrap();

@@ -58,7 +58,11 @@ fn every_example_loads_and_documents_its_verdicts() {
                 a.location.line,
                 a.text
             );
-            for p in a.check.processes() {
+            let check = a
+                .check
+                .as_ref()
+                .unwrap_or_else(|e| panic!("{}: `{}`: {e}", path.display(), a.text));
+            for p in check.processes() {
                 common::walk(&script, p, 20_000)
                     .unwrap_or_else(|e| panic!("{}: `{}`: {e}", path.display(), a.text));
             }

@@ -48,6 +48,12 @@ pub fn run(args: &CheckArgs) -> Result<i32> {
     for note in script.notes() {
         eprintln!("{}: note: {}", note.location, note.message);
     }
+    // Errors in definitions no assertion uses: reported, and the exit code says so, but
+    // every assertion is still checked.
+    for e in script.errors() {
+        eprintln!("{}", weft::diag::render(e, weft::diag::use_color()));
+    }
+    let unused_errors = script.errors().len();
     let line: Arc<Mutex<Option<LevelProgress>>> = Arc::new(Mutex::new(None));
     let progress_line = line.clone();
     let opts = VerifyOptions {
@@ -86,21 +92,39 @@ pub fn run(args: &CheckArgs) -> Result<i32> {
         }
     });
     let summary = Summary::of(&results);
+    let other_errors = if unused_errors == 0 {
+        String::new()
+    } else {
+        format!(
+            "; {unused_errors} error{} in definitions no assertion uses",
+            if unused_errors == 1 { "" } else { "s" }
+        )
+    };
     if args.json {
         let assertions: Vec<_> = results.iter().map(result_json).collect();
+        let errors: Vec<_> = script
+            .errors()
+            .iter()
+            .map(|e| error_json(&VerifyError::Script(e.clone())))
+            .collect();
         println!(
             "{}",
             serde_json::to_string(&serde_json::json!({
                 "assertions": assertions,
                 "summary": summary,
+                "errors": errors,
             }))?
         );
     } else if results.is_empty() {
-        println!("{}: no assertions", args.model.display());
+        println!("{}: no assertions{other_errors}", args.model.display());
     } else {
-        println!("{summary}");
+        println!("{summary}{other_errors}");
     }
-    Ok(summary.exit_code())
+    Ok(if unused_errors > 0 {
+        super::EXIT_ERROR
+    } else {
+        summary.exit_code()
+    })
 }
 
 /// Whether `path` names an `.aut` (or `.aut.gz`) file.

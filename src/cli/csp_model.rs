@@ -22,8 +22,22 @@ pub fn is_csp(path: &Path) -> bool {
 }
 
 /// Loads the script at `path` (errors carry their file, line and column).
+///
+/// `explore` and `refines` work on one process of a script that must be sound as a whole (as
+/// FDR loads it): an error anywhere in the script (a definition, an assertion) is an error
+/// here. `weft check` instead checks every assertion the errors leave intact.
 pub fn load(path: &Path) -> Result<Arc<Script>> {
-    Ok(Arc::new(load_script(path)?))
+    let script = load_script(path)?;
+    let first_error = script.errors().first().cloned().or_else(|| {
+        script
+            .assertions()
+            .iter()
+            .find_map(|a| a.check.as_ref().err().cloned())
+    });
+    match first_error {
+        Some(e) => Err(e.into()),
+        None => Ok(Arc::new(script)),
+    }
 }
 
 /// The process named by `spec` (`P`, or `P(3, true)` with integer or boolean arguments);

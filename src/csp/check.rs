@@ -167,14 +167,87 @@ pub(crate) struct Program {
     pub ctors: Vec<CtorDef>,
     pub datatypes: Vec<DataTypeDef>,
     pub nametypes: Vec<NameTypeDef>,
-    pub assertions: Vec<(AssertDecl, Span)>,
+    pub assertions: Vec<AssertEntry>,
     pub prefixes: HashMap<u32, PrefixInfo>,
     pub lambdas: HashMap<u32, (Arc<LambdaExpr>, Arc<[Name]>)>,
     pub lets: HashMap<u32, LetInfo>,
-    /// Prefixes with no free variables (their outputs are checked at load time).
-    pub closed_prefixes: Vec<u32>,
+    /// Prefixes with no free variables (their outputs are checked at load time), each with
+    /// the names of the top-level declaration it is written in.
+    pub closed_prefixes: Vec<(u32, Arc<[Name]>)>,
     /// Notes for the user (compression functions applied as the identity).
     pub notes: Vec<(Span, String)>,
+    /// Errors of the declarations that could not be resolved, in source order.
+    pub errors: Vec<RawError>,
+    /// The names whose declaration has an error (index into `errors`): every use of them
+    /// reports it.
+    pub broken: HashMap<Name, usize>,
+    /// The names each top-level declaration (other than an assertion) defines, and the
+    /// top-level names it refers to: an error in a name breaks the declarations referring
+    /// to it.
+    pub decl_refs: Vec<(Arc<[Name]>, BTreeSet<Name>)>,
+}
+
+/// An assertion of the script: its body, or the error that stops it from being checked.
+#[derive(Debug)]
+pub(crate) struct AssertEntry {
+    /// The assertion (`None` when the parser could not read it).
+    pub decl: Option<AssertDecl>,
+    /// Where it is.
+    pub span: Span,
+    /// Why it cannot be checked, if it cannot.
+    pub error: Option<RawError>,
+    /// The top-level names it refers to.
+    pub refs: BTreeSet<Name>,
+}
+
+impl Program {
+    /// Records `error` as the error of the declaration defining `names` (a name keeps the
+    /// first error recorded for it).
+    fn break_names(&mut self, names: &[Name], error: RawError) {
+        let k = self.errors.len();
+        self.errors.push(error);
+        for n in names {
+            self.broken.entry(n.clone()).or_insert(k);
+        }
+    }
+}
+
+/// The names a declaration defines.
+fn decl_names(d: &Decl, is_constant: &dyn Fn(&Name) -> bool) -> Vec<Name> {
+    match &d.kind {
+        DeclKind::Channel(names, _) | DeclKind::Transparent(names) | DeclKind::External(names) => {
+            names.iter().map(|n| n.name.clone()).collect()
+        }
+        DeclKind::DataType(name, clauses) => std::iter::once(name.name.clone())
+            .chain(clauses.iter().map(|c| c.name.name.clone()))
+            .collect(),
+        DeclKind::NameType(name, _) | DeclKind::Function(name, _) => vec![name.name.clone()],
+        DeclKind::PatBind(pat, _) => {
+            if let PatKind::Var(n) = &pat.kind {
+                return vec![n.clone()];
+            }
+            let mut names = Vec::new();
+            pattern_vars(pat, &mut names);
+            names
+                .into_iter()
+                .map(|(n, _)| n)
+                .filter(|n| !is_constant(n))
+                .collect()
+        }
+        DeclKind::Invalid(inv) => inv.names.iter().map(|n| n.name.clone()).collect(),
+        DeclKind::Assert(_) => Vec::new(),
+    }
+}
+
+/// The error recorded for a declaration the parser could not read.
+fn invalid_error(inv: &InvalidDecl) -> RawError {
+    let message = if inv.names.is_empty() {
+        inv.message.clone()
+    } else {
+        let names: Vec<String> = inv.names.iter().map(|n| format!("`{}`", n.name)).collect();
+        format!("{} could not be read: {}", names.join(", "), inv.message)
+    };
+    RawError::new(inv.error_span, inv.kind, message)
 }
 
 type CResult<T> = Result<T, RawError>;
@@ -205,21 +278,32 @@ struct Local {
 
 /// Builds and checks the program from the declarations of the script and its prelude
 /// (prelude definitions apply only where the script does not define the name).
+///
+/// An error in one declaration does not fail the program: the names it defines are recorded
+/// as broken (`Program::broken`), and an assertion that cannot be resolved keeps its error
+/// (`AssertEntry::error`). Only an error in the prelude fails the whole check.
 pub(crate) fn check(decls: &[Decl], prelude: &[Decl]) -> CResult<Program> {
     let mut p = Program::default();
     let mut first_def: HashMap<Name, Span> = HashMap::new();
-    let mut define = |p: &mut Program, name: &Name, span: Span, kind: GlobalKind| -> CResult<()> {
-        if let Some(prev) = first_def.get(name) {
-            let _ = prev;
-            return Err(RawError::new(
-                span,
-                ErrorKind::Duplicate,
-                format!("`{name}` is defined more than once"),
-            ));
+    // Registers a top-level name; a second definition of a name breaks the name.
+    let define = |p: &mut Program,
+                  first_def: &mut HashMap<Name, Span>,
+                  name: &Name,
+                  span: Span,
+                  kind: GlobalKind| {
+        if first_def.contains_key(name) {
+            p.break_names(
+                std::slice::from_ref(name),
+                RawError::new(
+                    span,
+                    ErrorKind::Duplicate,
+                    format!("`{name}` is defined more than once"),
+                ),
+            );
+            return;
         }
         first_def.insert(name.clone(), span);
         p.globals.insert(name.clone(), kind);
-        Ok(())
     };
     // pass 1: the names
     for d in decls {
@@ -232,7 +316,13 @@ pub(crate) fn check(decls: &[Decl], prelude: &[Decl]) -> CResult<Program> {
                         span: n.span,
                         ty: ty.clone(),
                     });
-                    define(&mut p, &n.name, n.span, GlobalKind::Chan(id))?;
+                    define(
+                        &mut p,
+                        &mut first_def,
+                        &n.name,
+                        n.span,
+                        GlobalKind::Chan(id),
+                    );
                 }
             }
             DeclKind::DataType(name, clauses) => {
@@ -247,13 +337,15 @@ pub(crate) fn check(decls: &[Decl], prelude: &[Decl]) -> CResult<Program> {
                         fields: c.fields.clone(),
                     });
                     ctors.push(id);
-                    define(&mut p, &c.name.name, c.name.span, GlobalKind::Ctor(id))?;
+                    let g = GlobalKind::Ctor(id);
+                    define(&mut p, &mut first_def, &c.name.name, c.name.span, g);
                 }
                 p.datatypes.push(DataTypeDef {
                     name: name.name.clone(),
                     ctors,
                 });
-                define(&mut p, &name.name, name.span, GlobalKind::DataType(dt))?;
+                let g = GlobalKind::DataType(dt);
+                define(&mut p, &mut first_def, &name.name, name.span, g);
             }
             DeclKind::NameType(name, e) => {
                 let id = p.nametypes.len() as u32;
@@ -261,23 +353,33 @@ pub(crate) fn check(decls: &[Decl], prelude: &[Decl]) -> CResult<Program> {
                     name: name.name.clone(),
                     expr: e.clone(),
                 });
-                define(&mut p, &name.name, name.span, GlobalKind::NameType(id))?;
+                let g = GlobalKind::NameType(id);
+                define(&mut p, &mut first_def, &name.name, name.span, g);
             }
             DeclKind::Function(..) | DeclKind::PatBind(..) => {}
-            DeclKind::Assert(a) => p.assertions.push((a.clone(), d.span)),
+            DeclKind::Assert(a) => p.assertions.push(AssertEntry {
+                decl: Some(a.clone()),
+                span: d.span,
+                error: None,
+                refs: BTreeSet::new(),
+            }),
             DeclKind::Transparent(names) => {
                 for n in names {
                     let Some(c) = COMPRESSIONS.iter().find(|c| **c == &*n.name) else {
-                        return Err(RawError::new(
-                            n.span,
-                            ErrorKind::Unsupported,
-                            format!(
-                                "the transparent function `{}` is outside weft's CSPm subset \
-                                 (supported: {})",
-                                n.name,
-                                COMPRESSIONS.join(", ")
+                        p.break_names(
+                            std::slice::from_ref(&n.name),
+                            RawError::new(
+                                n.span,
+                                ErrorKind::Unsupported,
+                                format!(
+                                    "the transparent function `{}` is outside weft's CSPm \
+                                     subset (supported: {})",
+                                    n.name,
+                                    COMPRESSIONS.join(", ")
+                                ),
                             ),
-                        ));
+                        );
+                        continue;
                     };
                     p.notes.push((
                         n.span,
@@ -286,22 +388,37 @@ pub(crate) fn check(decls: &[Decl], prelude: &[Decl]) -> CResult<Program> {
                              (the compression preserves the semantics)"
                         ),
                     ));
-                    define(&mut p, &n.name, n.span, GlobalKind::Compression(c))?;
+                    let g = GlobalKind::Compression(c);
+                    define(&mut p, &mut first_def, &n.name, n.span, g);
                 }
             }
             DeclKind::Invalid(inv) => {
-                // Until invalid declarations are kept apart, the first one fails the script.
-                return Err(RawError::new(inv.error_span, inv.kind, inv.message.clone()));
+                if inv.assertion {
+                    p.assertions.push(AssertEntry {
+                        decl: None,
+                        span: d.span,
+                        error: Some(invalid_error(inv)),
+                        refs: BTreeSet::new(),
+                    });
+                } else {
+                    let names: Vec<Name> = inv.names.iter().map(|n| n.name.clone()).collect();
+                    p.break_names(&names, invalid_error(inv));
+                }
             }
             DeclKind::External(names) => {
-                return Err(RawError::new(
-                    names[0].span,
-                    ErrorKind::Unsupported,
-                    format!(
-                        "the external function `{}` is outside weft's CSPm subset",
-                        names[0].name
-                    ),
-                ))
+                for n in names {
+                    p.break_names(
+                        std::slice::from_ref(&n.name),
+                        RawError::new(
+                            n.span,
+                            ErrorKind::Unsupported,
+                            format!(
+                                "the external function `{}` is outside weft's CSPm subset",
+                                n.name
+                            ),
+                        ),
+                    );
+                }
             }
         }
     }
@@ -317,17 +434,26 @@ pub(crate) fn check(decls: &[Decl], prelude: &[Decl]) -> CResult<Program> {
     for d in decls {
         if let DeclKind::Function(..) | DeclKind::PatBind(..) = &d.kind {
             let before = p.top.defs.len();
-            add_definition(&mut p.top, d, &is_constant)?;
+            if let Err(e) = add_definition(&mut p.top, d, &is_constant) {
+                let names = decl_names(d, &is_constant);
+                p.break_names(&names, e);
+            }
             for i in before..p.top.defs.len() {
                 let (name, span) = (p.top.defs[i].name.clone(), p.top.defs[i].span);
-                define(&mut p, &name, span, GlobalKind::Def(i as u32))?;
+                define(
+                    &mut p,
+                    &mut first_def,
+                    &name,
+                    span,
+                    GlobalKind::Def(i as u32),
+                );
             }
         }
     }
     // the prelude, where not overridden
     for d in prelude {
         if let DeclKind::Function(name, _) = &d.kind {
-            if p.globals.contains_key(&name.name) {
+            if p.globals.contains_key(&name.name) || p.broken.contains_key(&name.name) {
                 continue;
             }
             let before = p.top.defs.len();
@@ -342,8 +468,10 @@ pub(crate) fn check(decls: &[Decl], prelude: &[Decl]) -> CResult<Program> {
     let mut r = Resolver {
         prog: &mut p,
         scope: Vec::new(),
+        owner: Arc::from([]),
+        refs: BTreeSet::new(),
     };
-    r.resolve_program(decls)?;
+    r.resolve_program(decls, &is_constant);
     let prelude_defs: Vec<&Decl> = prelude.iter().collect();
     for d in prelude_defs {
         if let DeclKind::Function(name, clauses) = &d.kind {
@@ -357,6 +485,63 @@ pub(crate) fn check(decls: &[Decl], prelude: &[Decl]) -> CResult<Program> {
         }
     }
     Ok(p)
+}
+
+/// The candidate nearest to `name` in edit distance (insertions, deletions, substitutions
+/// and transpositions of adjacent characters, ignoring case), if it is close: at most one
+/// edit for names of three or four characters, two up to eight, three beyond; a name that
+/// differs only in case always qualifies. Ties go to the candidate with fewer edits when case
+/// counts, then to the first in alphabetical order.
+pub(crate) fn nearest<'a>(
+    name: &str,
+    candidates: impl Iterator<Item = &'a str>,
+) -> Option<&'a str> {
+    let len = name.chars().count();
+    let limit = match len {
+        0..=2 => 0,
+        3..=4 => 1,
+        5..=8 => 2,
+        _ => 3,
+    };
+    let lower = name.to_lowercase();
+    let mut best: Option<((usize, usize, &str), &str)> = None;
+    for c in candidates {
+        if c == name {
+            continue;
+        }
+        let d = edit_distance(&lower, &c.to_lowercase());
+        if d > limit {
+            continue;
+        }
+        let key = (d, edit_distance(name, c), c);
+        if best.as_ref().is_none_or(|(k, _)| key < *k) {
+            best = Some((key, c));
+        }
+    }
+    best.map(|(_, c)| c)
+}
+
+/// Optimal string alignment distance between `a` and `b` (by characters).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    // rows i-2, i-1 and i of the table
+    let mut prev2 = vec![0; b.len() + 1];
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    let mut cur = vec![0; b.len() + 1];
+    for i in 1..=a.len() {
+        cur[0] = i;
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            cur[j] = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                cur[j] = cur[j].min(prev2[j - 2] + 1);
+            }
+        }
+        std::mem::swap(&mut prev2, &mut prev);
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    prev[b.len()]
 }
 
 /// Adds the definitions of a function or pattern-binding declaration to `group`.
@@ -479,50 +664,80 @@ fn check_concat_patterns(p: &Pattern) -> CResult<()> {
 struct Resolver<'p> {
     prog: &'p mut Program,
     scope: Vec<Local>,
+    /// The names of the top-level declaration being resolved.
+    owner: Arc<[Name]>,
+    /// The top-level names it refers to.
+    refs: BTreeSet<Name>,
 }
 
 type Free = BTreeSet<Name>;
 
 impl Resolver<'_> {
-    fn resolve_program(&mut self, decls: &[Decl]) -> CResult<()> {
+    /// Resolves every declaration; an error breaks the names of its declaration (or stops
+    /// its assertion) and resolution goes on with the next one.
+    fn resolve_program(&mut self, decls: &[Decl], is_constant: &dyn Fn(&Name) -> bool) {
+        let mut assertion = 0;
         for d in decls {
-            match &d.kind {
-                DeclKind::Channel(_, Some(ty)) => {
-                    self.resolve(ty)?;
-                }
-                DeclKind::DataType(_, clauses) => {
-                    for c in clauses {
-                        if let Some(f) = &c.fields {
-                            self.resolve(f)?;
-                        }
+            let names: Arc<[Name]> = decl_names(d, is_constant).into();
+            self.owner = names.clone();
+            self.refs.clear();
+            let r = self.resolve_decl(d);
+            self.scope.clear();
+            let refs = std::mem::take(&mut self.refs);
+            match (&d.kind, r) {
+                (DeclKind::Assert(_), r) => {
+                    let entry = &mut self.prog.assertions[assertion];
+                    if let Err(e) = r {
+                        entry.error = Some(e);
                     }
+                    entry.refs = refs;
+                    assertion += 1;
                 }
-                DeclKind::NameType(_, e) => {
-                    self.resolve(e)?;
-                }
-                DeclKind::Function(_, clauses) => {
-                    for c in clauses {
-                        self.resolve_clause(c)?;
-                    }
-                }
-                DeclKind::PatBind(pat, e) => {
-                    check_concat_patterns(pat)?;
-                    self.resolve(e)?;
-                }
-                DeclKind::Assert(a) => match &a.kind {
-                    AssertionKind::Refinement { spec, imp, .. } => {
-                        self.resolve(spec)?;
-                        self.resolve(imp)?;
-                    }
-                    AssertionKind::Property { process, property } => {
-                        self.resolve(process)?;
-                        if let Property::HasTrace(_, t) = property {
-                            self.resolve(t)?;
-                        }
-                    }
-                },
-                _ => {}
+                (DeclKind::Invalid(inv), _) if inv.assertion => assertion += 1,
+                (_, Ok(())) => self.prog.decl_refs.push((names, refs)),
+                (_, Err(e)) => self.prog.break_names(&names, e),
             }
+        }
+        self.owner = Arc::from([]);
+    }
+
+    fn resolve_decl(&mut self, d: &Decl) -> CResult<()> {
+        match &d.kind {
+            DeclKind::Channel(_, Some(ty)) => {
+                self.resolve(ty)?;
+            }
+            DeclKind::DataType(_, clauses) => {
+                for c in clauses {
+                    if let Some(f) = &c.fields {
+                        self.resolve(f)?;
+                    }
+                }
+            }
+            DeclKind::NameType(_, e) => {
+                self.resolve(e)?;
+            }
+            DeclKind::Function(_, clauses) => {
+                for c in clauses {
+                    self.resolve_clause(c)?;
+                }
+            }
+            DeclKind::PatBind(pat, e) => {
+                check_concat_patterns(pat)?;
+                self.resolve(e)?;
+            }
+            DeclKind::Assert(a) => match &a.kind {
+                AssertionKind::Refinement { spec, imp, .. } => {
+                    self.resolve(spec)?;
+                    self.resolve(imp)?;
+                }
+                AssertionKind::Property { process, property } => {
+                    self.resolve(process)?;
+                    if let Property::HasTrace(_, t) = property {
+                        self.resolve(t)?;
+                    }
+                }
+            },
+            _ => {}
         }
         Ok(())
     }
@@ -593,10 +808,12 @@ impl Resolver<'_> {
         if self.lookup_local(name).is_some() {
             return Ok(BTreeSet::from([name.clone()]));
         }
-        if self.prog.globals.contains_key(name) {
+        if self.prog.globals.contains_key(name) || self.prog.broken.contains_key(name) {
+            self.refs.insert(name.clone());
             return Ok(BTreeSet::new());
         }
         if let Some(g) = builtin_global(name) {
+            self.refs.insert(name.clone());
             self.prog.globals.insert(name.clone(), g);
             return Ok(BTreeSet::new());
         }
@@ -614,11 +831,34 @@ impl Resolver<'_> {
                 format!("{what} is outside weft's CSPm subset"),
             ));
         }
+        let suggestion = match self.nearest_name(name) {
+            Some(n) => format!("; did you mean `{n}`?"),
+            None => String::new(),
+        };
         Err(RawError::new(
             span,
             ErrorKind::UnknownName,
-            format!("unknown name `{name}`"),
+            format!("unknown name `{name}`{suggestion}"),
         ))
+    }
+
+    /// The defined name nearest to the unknown `name`, if one is close enough to be a
+    /// likely misspelling (see [`nearest`]).
+    fn nearest_name(&self, name: &str) -> Option<Name> {
+        let locals = self.scope.iter().map(|l| &*l.name);
+        let globals = self.prog.globals.keys().map(|n| &**n);
+        let broken = self.prog.broken.keys().map(|n| &**n);
+        let builtins = Builtin::ALL.iter().map(|b| b.name());
+        let fixed = [
+            "STOP", "SKIP", "Int", "Bool", "Events", "True", "False", "true", "false",
+        ];
+        let candidates = locals
+            .chain(globals)
+            .chain(broken)
+            .chain(builtins)
+            .chain(fixed)
+            .chain(COMPRESSIONS);
+        nearest(name, candidates).map(Name::from)
     }
 
     fn resolve_all(&mut self, es: &[Expr]) -> CResult<Free> {
@@ -833,7 +1073,7 @@ impl Resolver<'_> {
                 free.extend(r?);
                 let list: Arc<[Name]> = free.iter().cloned().collect();
                 if list.is_empty() {
-                    self.prog.closed_prefixes.push(e.id);
+                    self.prog.closed_prefixes.push((e.id, self.owner.clone()));
                 }
                 self.prog.prefixes.insert(e.id, (pre.clone(), list, e.span));
                 Ok(free)

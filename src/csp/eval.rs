@@ -139,8 +139,9 @@ impl AssertionCheck {
 pub struct Assertion {
     /// `assert not ...`
     pub negated: bool,
-    /// What to check.
-    pub check: AssertionCheck,
+    /// What to check, or why it cannot be checked (an error in a definition it uses, or in
+    /// the assertion itself), positioned.
+    pub check: Result<AssertionCheck, CspError>,
     /// Where the `assert` is (its line is `location.line`).
     pub location: Location,
     /// The assertion as written (white space collapsed), without the keyword `assert`.
@@ -173,6 +174,16 @@ pub struct Script {
     assertions: Vec<Assertion>,
     notes: Vec<Note>,
     user_defs: usize,
+    /// Names whose definition has an error, with it: every use reports it.
+    broken: HashMap<Name, CspError>,
+    /// Channels whose type has an error (their events are left out of `Events`).
+    broken_chans: Vec<bool>,
+    /// Why `Events` cannot be used (a channel's type has an error).
+    events_error: Option<CspError>,
+    /// Errors of definitions that no assertion reports.
+    errors: Vec<CspError>,
+    /// Calls whose value is the call itself (`P = P`), with where they were used.
+    endless: DashMap<Call, Span>,
 }
 
 impl std::fmt::Debug for Script {
@@ -272,7 +283,12 @@ impl Drop for ProgressGuard {
 }
 
 /// Loads the script at `path`: parses it (with its includes), checks it and evaluates its
-/// top-level definitions and assertions.
+/// channel types, datatypes and assertions.
+///
+/// An error in one definition does not fail the load: the assertions whose evaluation reaches
+/// it get it as their [`Assertion::check`], and [`Script::errors`] lists those no assertion
+/// reports. Loading fails only when the files cannot be read, when the parser cannot read the
+/// script, and on internal errors.
 pub fn load_script(path: &Path) -> Result<Script, CspError> {
     let path = path.to_path_buf();
     run_on_big_stack(move || {
@@ -319,6 +335,10 @@ fn finish_load(mut ctx: parser::ParseContext, decls: Vec<Decl>) -> Result<Script
     )?;
     let sources = ctx.sources;
     let prog = check::check(&decls, &prelude).map_err(|e| e.resolve(&sources))?;
+    let mut broken = HashMap::new();
+    for (name, &k) in &prog.broken {
+        broken.insert(name.clone(), prog.errors[k].clone().resolve(&sources));
+    }
     let user_defs = prog
         .top
         .defs
@@ -347,12 +367,17 @@ fn finish_load(mut ctx: parser::ParseContext, decls: Vec<Decl>) -> Result<Script
         assertions: Vec::new(),
         notes,
         user_defs,
+        broken,
+        broken_chans: vec![false; prog.channels.len()],
+        events_error: None,
+        errors: Vec::new(),
+        endless: DashMap::new(),
         sources,
         prog,
     };
     set_thread_stack_budget(LOAD_STACK_BYTES - (16 << 20));
     let _g = StackGuard::enter();
-    script.force_all()?;
+    script.force_all();
     Ok(script)
 }
 
@@ -380,6 +405,14 @@ impl Script {
     /// Notes for the user (for example compression functions applied as the identity).
     pub fn notes(&self) -> &[Note] {
         &self.notes
+    }
+
+    /// The errors of definitions (and declarations) that no assertion reports, positioned,
+    /// in source order: a definition that cannot be evaluated but that no assertion uses
+    /// (to be shown as warnings). An error that an assertion reports is in its
+    /// [`Assertion::check`] instead.
+    pub fn errors(&self) -> &[CspError] {
+        &self.errors
     }
 
     /// The names of the top-level definitions of the script, in source order (functions,
@@ -482,10 +515,19 @@ impl Script {
     /// All events of the script's channels (computed once; an error if a channel's type is
     /// infinite or the events are too many).
     pub fn events(&self) -> Result<&EventTable, CspError> {
-        self.events
-            .get_or_init(|| self.build_event_table())
-            .as_ref()
-            .map_err(Clone::clone)
+        if self.events.get().is_none() {
+            // Computed outside the cell: a channel type that needs `Events` re-enters here,
+            // which `guarded` reports as a cycle (a re-entered `OnceLock` would hang).
+            let table = self.guarded((8, 0), "Events", Span::default(), || {
+                let _g = StackGuard::enter();
+                self.build_event_table()
+            });
+            let _ = self.events.set(table);
+        }
+        match self.events.get() {
+            Some(r) => r.as_ref().map_err(Clone::clone),
+            None => Err(self.internal("the event table is missing")),
+        }
     }
 
     /// The printed form of a value (`c.1.true`, `{1, 2}`, `<a, b>`).
@@ -523,13 +565,45 @@ impl Script {
 
     // ------------------------------------------------------------------ loading
 
-    fn force_all(&mut self) -> EResult<()> {
-        let sp = Span::default();
+    /// Evaluates the channel types, datatypes, name types, closed prefixes and assertions.
+    /// An error breaks the definition it is in (every use of it then reports the error) and
+    /// stops only the assertions that reach it.
+    fn force_all(&mut self) {
+        let mut load_errors: Vec<CspError> = Vec::new();
         for c in 0..self.prog.channels.len() {
-            self.chan_fields(c as u32)?;
+            if let Err(e) = self.chan_fields(c as u32) {
+                let name = self.prog.channels[c].name.clone();
+                if self.events_error.is_none() {
+                    let mut events_error = e.clone();
+                    events_error.message = format!(
+                        "`Events` includes the events of channel `{name}`, whose type has an \
+                         error: {}",
+                        e.message
+                    );
+                    self.events_error = Some(events_error);
+                }
+                self.broken_chans[c] = true;
+                self.broken.entry(name).or_insert_with(|| e.clone());
+                load_errors.push(e);
+            }
+        }
+        if self.broken_chans.contains(&true) {
+            // The event table may have been computed (and failed) inside a broken channel's
+            // type: compute it again without the broken channels.
+            self.events = OnceLock::new();
+        }
+        if let Some(e) = &self.events_error {
+            self.broken.insert(Name::from("Events"), e.clone());
         }
         for k in 0..self.prog.ctors.len() {
-            self.ctor_fields(k as u32)?;
+            if let Err(e) = self.ctor_fields(k as u32) {
+                let ctor = &self.prog.ctors[k];
+                let dt = self.prog.datatypes[ctor.datatype as usize].name.clone();
+                for n in [ctor.name.clone(), dt] {
+                    self.broken.entry(n).or_insert_with(|| e.clone());
+                }
+                load_errors.push(e);
+            }
         }
         for d in 0..self.prog.datatypes.len() {
             // infinite datatypes (with `Int` fields) are fine until enumerated
@@ -538,82 +612,165 @@ impl Script {
                     if matches!(e.kind, ErrorKind::Limit)
                         || (e.kind == ErrorKind::Unsupported && e.message.contains("infinite")) => {
                 }
-                Err(e) => return Err(e),
+                Err(e) => {
+                    let dt = &self.prog.datatypes[d];
+                    let names: Vec<Name> = std::iter::once(dt.name.clone())
+                        .chain(
+                            dt.ctors
+                                .iter()
+                                .map(|&k| self.prog.ctors[k as usize].name.clone()),
+                        )
+                        .collect();
+                    for n in names {
+                        self.broken.entry(n).or_insert_with(|| e.clone());
+                    }
+                    load_errors.push(e);
+                }
                 Ok(_) => {}
             }
         }
         for t in 0..self.prog.nametypes.len() {
-            self.nametype_fields(t as u32)?;
+            if let Err(e) = self.nametype_fields(t as u32) {
+                let name = self.prog.nametypes[t].name.clone();
+                self.broken.entry(name).or_insert_with(|| e.clone());
+                load_errors.push(e);
+            }
         }
         let mut closed = self.prog.closed_prefixes.clone();
-        closed.sort_unstable();
-        for id in closed {
-            self.check_closed_prefix(id)?;
+        closed.sort_unstable_by_key(|(id, _)| *id);
+        for (id, owner) in closed {
+            if let Err(e) = self.check_closed_prefix(id) {
+                for n in owner.iter() {
+                    self.broken.entry(n.clone()).or_insert_with(|| e.clone());
+                }
+                load_errors.push(e);
+            }
+        }
+        // A definition that refers to a broken name is broken with the same error (even
+        // where evaluation would not reach it, as FDR rejects such a script).
+        loop {
+            let mut changed = false;
+            for (names, refs) in &self.prog.decl_refs {
+                if names.iter().all(|n| self.broken.contains_key(n)) {
+                    continue;
+                }
+                if let Some(e) = refs.iter().find_map(|r| self.broken.get(r)) {
+                    let e = e.clone();
+                    for n in names.iter() {
+                        self.broken.entry(n.clone()).or_insert_with(|| e.clone());
+                    }
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
         }
         let mut assertions = Vec::new();
-        for (a, span) in &self.prog.assertions {
-            let mut env = Env::new();
-            let proc_of = |e: &Expr, env: &mut Env| self.eval_proc(e, env);
-            let check = match &a.kind {
-                AssertionKind::Refinement { spec, model, imp } => AssertionCheck::Refinement {
-                    spec: proc_of(spec, &mut env)?,
-                    model: *model,
-                    imp: proc_of(imp, &mut env)?,
-                },
-                AssertionKind::Property { process, property } => {
-                    let process = proc_of(process, &mut env)?;
-                    match property {
-                        Property::DeadlockFree(model) => AssertionCheck::DeadlockFree {
-                            process,
-                            model: *model,
-                        },
-                        Property::DivergenceFree => AssertionCheck::DivergenceFree { process },
-                        Property::Deterministic(model) => AssertionCheck::Deterministic {
-                            process,
-                            model: *model,
-                        },
-                        Property::HasTrace(model, t) => {
-                            let tv = self.eval(t, &mut env)?;
-                            let Value::Seq(items) = &tv else {
-                                return Err(self.err(
-                                    t.span,
-                                    ErrorKind::Type,
-                                    format!(
-                                        "`:[has trace]` needs a sequence of events, found {}",
-                                        self.show(&tv)
-                                    ),
-                                ));
-                            };
-                            for ev in items.iter() {
-                                if !self.validate_event(ev.atoms(), t.span)? {
-                                    return Err(self.err(
-                                        t.span,
-                                        ErrorKind::Type,
-                                        format!("{} is not an event", self.show(ev)),
-                                    ));
-                                }
-                            }
-                            AssertionCheck::HasTrace {
-                                process,
-                                model: *model,
-                                trace: items.to_vec(),
-                            }
-                        }
-                    }
-                }
+        for entry in &self.prog.assertions {
+            let broken_ref = entry.refs.iter().find_map(|r| self.broken.get(r));
+            let check = match (&entry.error, &entry.decl) {
+                (Some(e), _) => Err(e.clone().resolve(&self.sources)),
+                (None, Some(_)) if broken_ref.is_some() => Err(broken_ref
+                    .cloned()
+                    .unwrap_or_else(|| self.internal("a broken name"))),
+                (None, Some(a)) => self
+                    .assertion_check(a)
+                    .map_err(|e| self.at_if_unpositioned(e, entry.span)),
+                (None, None) => Err(self.internal("an assertion without a body")),
             };
-            let full = self.sources.text(*span);
+            let full = self.sources.text(entry.span);
             let text = collapse_ws(full.trim_start().strip_prefix("assert").unwrap_or(full));
+            let negated = match &entry.decl {
+                Some(a) => a.negated,
+                None => text.starts_with("not "),
+            };
             assertions.push(Assertion {
-                negated: a.negated,
+                negated,
                 check,
-                location: self.sources.location(*span),
+                location: self.sources.location(entry.span),
                 text,
             });
         }
-        let _ = sp;
+        // The errors no assertion reports, in source order, each once.
+        let mut errors: Vec<CspError> = self
+            .prog
+            .errors
+            .iter()
+            .map(|e| e.clone().resolve(&self.sources))
+            .chain(load_errors)
+            .collect();
+        errors.sort_by(|a, b| {
+            let key = |e: &CspError| e.location.as_ref().map(|l| (l.line, l.column));
+            key(a).cmp(&key(b))
+        });
+        let mut seen: Vec<&CspError> = assertions
+            .iter()
+            .filter_map(|a| a.check.as_ref().err())
+            .collect();
+        let mut kept = Vec::new();
+        for e in &errors {
+            if !seen.contains(&e) {
+                seen.push(e);
+                kept.push(e.clone());
+            }
+        }
+        self.errors = kept;
         self.assertions = assertions;
-        Ok(())
+    }
+
+    /// Evaluates the processes (and trace) of an assertion.
+    fn assertion_check(&self, a: &AssertDecl) -> EResult<AssertionCheck> {
+        let mut env = Env::new();
+        let proc_of = |e: &Expr, env: &mut Env| self.eval_proc(e, env);
+        Ok(match &a.kind {
+            AssertionKind::Refinement { spec, model, imp } => AssertionCheck::Refinement {
+                spec: proc_of(spec, &mut env)?,
+                model: *model,
+                imp: proc_of(imp, &mut env)?,
+            },
+            AssertionKind::Property { process, property } => {
+                let process = proc_of(process, &mut env)?;
+                match property {
+                    Property::DeadlockFree(model) => AssertionCheck::DeadlockFree {
+                        process,
+                        model: *model,
+                    },
+                    Property::DivergenceFree => AssertionCheck::DivergenceFree { process },
+                    Property::Deterministic(model) => AssertionCheck::Deterministic {
+                        process,
+                        model: *model,
+                    },
+                    Property::HasTrace(model, t) => {
+                        let tv = self.eval(t, &mut env)?;
+                        let Value::Seq(items) = &tv else {
+                            return Err(self.err(
+                                t.span,
+                                ErrorKind::Type,
+                                format!(
+                                    "`:[has trace]` needs a sequence of events, found {}",
+                                    self.show(&tv)
+                                ),
+                            ));
+                        };
+                        for ev in items.iter() {
+                            if !self.validate_event(ev.atoms(), t.span)? {
+                                return Err(self.err(
+                                    t.span,
+                                    ErrorKind::Type,
+                                    format!("{} is not an event", self.show(ev)),
+                                ));
+                            }
+                        }
+                        AssertionCheck::HasTrace {
+                            process,
+                            model: *model,
+                            trace: items.to_vec(),
+                        }
+                    }
+                }
+            }
+        })
     }
 
     /// Evaluates every top-level constant and pattern binding of the script (loading
@@ -717,9 +874,25 @@ impl Script {
         span: Span,
         f: impl FnOnce() -> EResult<T>,
     ) -> EResult<T> {
-        let cycle = IN_PROGRESS.with(|p| p.borrow().contains(&key));
-        if cycle {
-            return Err(if matches!(key.0, 2 | 3) {
+        let cycle = IN_PROGRESS.with(|p| p.borrow().iter().position(|k| *k == key));
+        if let Some(from) = cycle {
+            return Err(if key.0 == 1 {
+                let through = self.cycle_path(from);
+                self.err(
+                    span,
+                    ErrorKind::Eval,
+                    format!(
+                        "the type of channel `{name}` refers to the events of `{name}`{through}"
+                    ),
+                )
+            } else if key.0 == 8 {
+                let through = self.cycle_path(from);
+                self.err(
+                    span,
+                    ErrorKind::Eval,
+                    format!("`Events` is needed to compute itself{through}"),
+                )
+            } else if matches!(key.0, 2 | 3) {
                 self.err(
                     span,
                     ErrorKind::Unsupported,
@@ -737,6 +910,129 @@ impl Script {
         let _g = ProgressGuard(key);
         let _d = self.depth(span)?;
         f()
+    }
+
+    /// The value of `call` evaluated by `evaluating`. A call named in its own body stands for
+    /// itself (a recursive process); if its value is then the call itself, or is not a
+    /// process, or the stand-in was used as a value (`f(x) = f(x) + 1`), the evaluation does
+    /// not terminate: that is reported at the definition, with the use.
+    fn self_call_result(
+        &self,
+        r: (EResult<Value>, bool),
+        call: &Call,
+        use_span: Span,
+    ) -> EResult<Value> {
+        let (v, named) = r;
+        if !named {
+            return v;
+        }
+        let shown = self.show_call(call);
+        let endless = match &v {
+            Ok(Value::Proc(p)) => {
+                if matches!(p.node(), ProcNode::Call(c) if c == call) {
+                    // `P = P` is a process (an error only if explored); used as a value,
+                    // it does not terminate (see `endless_use`)
+                    self.endless.insert(call.clone(), use_span);
+                }
+                false
+            }
+            Ok(_) => true,
+            Err(e) => e.kind == ErrorKind::Type && e.message.contains(&shown),
+        };
+        if !endless {
+            return v;
+        }
+        Err(self.not_terminating(call, use_span))
+    }
+
+    /// `e`, or the non-termination of a call defined as itself that `e` (a type error)
+    /// shows used as a value (`f(x) = f(x)`, `N = f(0) + 1`).
+    fn endless_use(&self, e: CspError) -> CspError {
+        if e.kind != ErrorKind::Type || self.endless.is_empty() {
+            return e;
+        }
+        let found = self.endless.iter().find_map(|entry| {
+            let shown = self.show_call(entry.key());
+            e.message
+                .contains(&shown)
+                .then(|| (entry.key().clone(), *entry.value()))
+        });
+        match found {
+            Some((call, use_span)) => self.not_terminating(&call, use_span),
+            None => e,
+        }
+    }
+
+    fn not_terminating(&self, call: &Call, use_span: Span) -> CspError {
+        let shown = self.show_call(call);
+        let name = self.target_name(&call.target);
+        let why = if call.args.is_empty() {
+            format!("`{name}` is defined in terms of itself")
+        } else {
+            format!("`{name}` calls itself with the same arguments")
+        };
+        let at = self.target_span(&call.target).unwrap_or(use_span);
+        let used = if use_span == Span::default() || use_span == at {
+            String::new()
+        } else {
+            format!(" (used at {})", self.sources.location(use_span))
+        };
+        self.err(
+            at,
+            ErrorKind::Eval,
+            format!("the evaluation of `{shown}` does not terminate: {why}{used}"),
+        )
+    }
+
+    /// `f(1, 2)`, or `N` for a constant.
+    fn show_call(&self, call: &Call) -> String {
+        let mut s = self.target_name(&call.target);
+        if !call.args.is_empty() {
+            let args: Vec<String> = call.args.iter().map(|a| self.show(a)).collect();
+            s.push_str(&format!("({})", args.join(", ")));
+        }
+        s
+    }
+
+    /// Where a named definition is.
+    fn target_span(&self, t: &Target) -> Option<Span> {
+        match t {
+            Target::Global(i) => Some(self.prog.top.defs[*i as usize].span),
+            Target::Let(r, i) => self
+                .prog
+                .lets
+                .get(&r.group)
+                .map(|l| l.group.defs[*i as usize].span),
+            _ => None,
+        }
+    }
+
+    /// ` (through `P`, `Events`)`: the named items being computed on this thread from the
+    /// entry `from` of the in-progress stack on (empty if none).
+    fn cycle_path(&self, from: usize) -> String {
+        let names: Vec<String> = IN_PROGRESS.with(|p| {
+            let mut names: Vec<String> = Vec::new();
+            for &(kind, i) in &p.borrow()[from + 1..] {
+                let name = match kind {
+                    1 => self.prog.channels[i as usize].name.to_string(),
+                    3 => self.prog.datatypes[i as usize].name.to_string(),
+                    4 => self.prog.nametypes[i as usize].name.to_string(),
+                    5 => self.prog.top.defs[i as usize].name.to_string(),
+                    8 => "Events".to_string(),
+                    _ => continue,
+                };
+                let name = format!("`{name}`");
+                if !names.contains(&name) {
+                    names.push(name);
+                }
+            }
+            names
+        });
+        if names.is_empty() {
+            String::new()
+        } else {
+            format!(" (through {})", names.join(", "))
+        }
     }
 
     fn target_name(&self, t: &Target) -> String {
@@ -757,17 +1053,17 @@ impl Script {
     // ------------------------------------------------------------------ types
 
     fn chan_fields(&self, c: u32) -> EResult<Arc<[FieldSet]>> {
-        self.chan_fields[c as usize]
-            .get_or_init(|| {
-                let def = &self.prog.channels[c as usize];
-                match &def.ty {
-                    None => Ok(Arc::from(Vec::new())),
-                    Some(t) => self.guarded((1, c), &def.name, def.span, || {
-                        self.type_fields(t).map(Arc::from)
-                    }),
-                }
-            })
-            .clone()
+        if let Some(r) = self.chan_fields[c as usize].get() {
+            return r.clone();
+        }
+        let def = &self.prog.channels[c as usize];
+        let r = match &def.ty {
+            None => Ok(Arc::from(Vec::new())),
+            Some(t) => self.guarded((1, c), &def.name, def.span, || {
+                self.type_fields(t).map(Arc::from)
+            }),
+        };
+        self.chan_fields[c as usize].get_or_init(|| r).clone()
     }
 
     fn ctor_fields(&self, k: u32) -> EResult<Arc<[FieldSet]>> {
@@ -825,6 +1121,7 @@ impl Script {
         let mut out = Vec::new();
         for p in parts {
             if let ExprKind::Var(n) = &p.kind {
+                self.check_broken(n)?;
                 if let Some(GlobalKind::NameType(t)) = self.prog.globals.get(n) {
                     out.extend(self.nametype_fields(*t)?.iter().cloned());
                     continue;
@@ -838,6 +1135,7 @@ impl Script {
     fn type_component(&self, e: &Expr) -> EResult<FieldSet> {
         let mut env = Env::new();
         if let ExprKind::Var(n) = &e.kind {
+            self.check_broken(n)?;
             if let Some(GlobalKind::DataType(d)) = self.prog.globals.get(n) {
                 return Ok(FieldSet::DataType(*d));
             }
@@ -975,24 +1273,29 @@ impl Script {
 
     /// Sorted atom lists of all events of channel `c`.
     fn chan_events(&self, c: u32, span: Span) -> EResult<AtomTable> {
-        self.chan_events[c as usize]
-            .get_or_init(|| {
-                let fields = self.chan_fields(c)?;
-                let mut all: Vec<Arc<[Value]>> = Vec::new();
-                self.product(&[Value::Chan(c)], &fields, span, &mut |a| {
-                    all.push(a.into())
-                })?;
-                all.sort_unstable();
-                all.dedup();
-                Ok(all.into())
-            })
-            .clone()
+        if let Some(r) = self.chan_events[c as usize].get() {
+            return r.clone();
+        }
+        let r = (|| {
+            let fields = self.chan_fields(c)?;
+            let mut all: Vec<Arc<[Value]>> = Vec::new();
+            self.product(&[Value::Chan(c)], &fields, span, &mut |a| {
+                all.push(a.into())
+            })?;
+            all.sort_unstable();
+            all.dedup();
+            Ok(all.into())
+        })();
+        self.chan_events[c as usize].get_or_init(|| r).clone()
     }
 
     fn build_event_table(&self) -> EResult<EventTable> {
         let _g = StackGuard::enter();
         let mut events = Vec::new();
         for c in 0..self.prog.channels.len() {
+            if self.broken_chans[c] {
+                continue;
+            }
             let evs = self.chan_events(c as u32, self.prog.channels[c].span)?;
             events.extend(evs.iter().map(|a| Value::from_atoms(a)));
             if events.len() > MAX_COLLECTION {
@@ -1377,6 +1680,7 @@ impl Script {
                 Binding::Let(r) => self.let_value(r, name, span),
             };
         }
+        self.check_broken(name)?;
         let Some(g) = self.prog.globals.get(name).copied() else {
             return Err(self.err(
                 span,
@@ -1399,6 +1703,9 @@ impl Script {
             GlobalKind::Int => Value::IntSet,
             GlobalKind::Bool => Value::Set(Arc::from(vec![Value::Bool(false), Value::Bool(true)])),
             GlobalKind::Events => {
+                if let Some(e) = &self.events_error {
+                    return Err(e.clone());
+                }
                 let t = self.events()?;
                 Value::set_from(t.events.clone())
             }
@@ -1406,6 +1713,18 @@ impl Script {
             GlobalKind::False => Value::Bool(false),
             GlobalKind::Compression(c) => func(Target::Compression(c)),
         })
+    }
+
+    /// The error of `name`'s definition, if it has one.
+    #[inline]
+    fn check_broken(&self, name: &Name) -> EResult<()> {
+        if self.broken.is_empty() {
+            return Ok(());
+        }
+        match self.broken.get(name) {
+            Some(e) => Err(e.clone()),
+            None => Ok(()),
+        }
     }
 
     /// The set of values of a (product) type.
@@ -1424,6 +1743,7 @@ impl Script {
 
     fn def_value(&self, i: u32, span: Span) -> EResult<Value> {
         let def = &self.prog.top.defs[i as usize];
+        self.check_broken(&def.name)?;
         if let DefKind::Function { .. } = def.kind {
             return Ok(func(Target::Global(i)));
         }
@@ -1441,8 +1761,14 @@ impl Script {
         }
         let r = self.guarded((5, i), &def.name, span, || match &def.kind {
             DefKind::Constant { expr } => {
-                let v = evaluating(Frame::Def(i), || self.eval(expr, &mut Env::new()))
-                    .map_err(|e| self.at_if_unpositioned(e, def.span))?;
+                let call = Call {
+                    target: Target::Global(i),
+                    args: Arc::from([]),
+                };
+                let r = evaluating(Frame::Def(i), || self.eval(expr, &mut Env::new()));
+                let v = self
+                    .self_call_result(r, &call, span)
+                    .map_err(|e| self.at_if_unpositioned(self.endless_use(e), def.span))?;
                 Ok(self.name_process(Target::Global(i), Vec::new(), v))
             }
             DefKind::Part { bind } => {
@@ -1648,7 +1974,9 @@ impl Script {
         if let Some(placeholder) = self_reference(frame.clone(), &call) {
             return Ok(placeholder);
         }
-        let v = evaluating(frame, || self.call_body(&fv.target, &applied, span))
+        let r = evaluating(frame, || self.call_body(&fv.target, &applied, span));
+        let v = self
+            .self_call_result(r, &call, span)
             .map_err(|e| self.at_if_unpositioned(e, span))?;
         Ok(self.name_process(fv.target.clone(), flat, v))
     }
@@ -2190,6 +2518,47 @@ impl Script {
                 } else {
                     Value::Proc(Proc::new(ProcNode::Stop))
                 }
+            }
+            K::Proc(op @ (ProcOp::ExtChoice | ProcOp::IntChoice | ProcOp::Interleave), _, _) => {
+                // Associative: a chain `P1 [] P2 [] ...` is one n-ary node, its operands
+                // collected without recursion (so thousands of branches are fine).
+                let mut operands = Vec::new();
+                let mut todo = vec![e];
+                while let Some(x) = todo.pop() {
+                    match &x.kind {
+                        K::Proc(o, a, b) if o == op => {
+                            todo.push(b);
+                            todo.push(a);
+                        }
+                        _ => operands.push(self.eval_proc(x, env)?),
+                    }
+                }
+                Value::Proc(Proc::new(match op {
+                    ProcOp::ExtChoice => ProcNode::ExtChoice(operands),
+                    ProcOp::IntChoice => ProcNode::IntChoice(operands),
+                    _ => ProcNode::Interleave(operands),
+                }))
+            }
+            K::Proc(ProcOp::Seq, _, _) => {
+                // Associative: a chain `P1 ; P2 ; ...` (read left to right) becomes
+                // `P1 ; (P2 ; (...))`, whose states keep the rest unevaluated (a constant-size
+                // term per state instead of the whole left spine), built without recursion.
+                let mut operands = Vec::new();
+                let mut todo = vec![e];
+                while let Some(x) = todo.pop() {
+                    match &x.kind {
+                        K::Proc(ProcOp::Seq, a, b) => {
+                            todo.push(b);
+                            todo.push(a);
+                        }
+                        _ => operands.push(self.eval_proc(x, env)?),
+                    }
+                }
+                let mut rest = operands.pop().ok_or_else(|| self.internal("empty `;`"))?;
+                while let Some(first) = operands.pop() {
+                    rest = Proc::new(ProcNode::Seq(first, rest));
+                }
+                Value::Proc(rest)
             }
             K::Proc(op, a, b) => {
                 let pa = self.eval_proc(a, env)?;
@@ -3194,21 +3563,15 @@ fn self_reference(frame: Frame, call: &Call) -> Option<Value> {
     })
 }
 
-/// Evaluates `body` with `frame` innermost; a frame named in its own body must be a process.
-fn evaluating(frame: Frame, body: impl FnOnce() -> EResult<Value>) -> EResult<Value> {
+/// Evaluates `body` with `frame` innermost; also says whether the frame was named in its own
+/// body (see [`Script::self_call_result`]).
+fn evaluating(frame: Frame, body: impl FnOnce() -> EResult<Value>) -> (EResult<Value>, bool) {
     EVALUATING.with(|stack| stack.borrow_mut().push((frame, false)));
     let v = body();
     let named = EVALUATING
         .with(|stack| stack.borrow_mut().pop())
         .is_some_and(|(_, named)| named);
-    let v = v?;
-    if named && !matches!(v, Value::Proc(_)) {
-        return Err(CspError::unpositioned(
-            ErrorKind::Eval,
-            "a value that is not a process is defined in terms of itself",
-        ));
-    }
-    Ok(v)
+    (v, named)
 }
 
 fn func(target: Target) -> Value {

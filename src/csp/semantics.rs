@@ -23,7 +23,9 @@ use crate::ts::{Label, TAU};
 use super::error::{CspError, ErrorKind};
 use super::labels::{label_of, TICK};
 use super::network::{combine, LeafMoves, NetNode, Scratch};
-use super::terms::{int_arg, term, BuildPath, Encoding, Op, Section, MAX_NESTING};
+use super::terms::{
+    int_arg, term, BuildPath, Encoding, Op, Section, MAX_NESTING, STACK_RED_ZONE, STACK_SEGMENT,
+};
 
 /// The transitions of a term: (label, target) pairs, sorted and without duplicates.
 pub(crate) type Moves = Arc<[(Label, TermId)]>;
@@ -82,7 +84,9 @@ impl Semantics {
             ));
         }
         let mut out = Vec::new();
-        self.fire(sec, t, depth + 1, &mut out)?;
+        stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || {
+            self.fire(sec, t, depth + 1, &mut out)
+        })?;
         sort_moves(&mut out);
         let moves: Moves = out.into();
         // Inserted inside the section: the targets are kept from now on.

@@ -26,8 +26,15 @@ use super::eval::Script;
 use super::labels::{Alphabets, LabelSet, LinkMap, RenameMap, FIRST_EVENT};
 use super::value::{EventRelation, EventSet, PrefixClosure, Proc, ProcNode, Value};
 
-/// Deepest nesting of process operators followed when building or firing a term.
-pub const MAX_NESTING: u32 = 2000;
+/// Deepest nesting of process operators followed when building or firing a term. Building and
+/// firing grow their thread's stack as needed (`stacker`), so this is no limit a script
+/// reaches in practice: it only stops a runaway recursion before it exhausts memory.
+pub const MAX_NESTING: u32 = 10_000_000;
+
+/// Stack left free below which a recursive step of building or firing moves to a new stack
+/// segment, and the size of that segment.
+pub(crate) const STACK_RED_ZONE: usize = 256 << 10;
+pub(crate) const STACK_SEGMENT: usize = 8 << 20;
 
 /// The shared section every term operation of the semantics runs in.
 pub(crate) type Section<'t> = SharedSection<'t>;
@@ -249,7 +256,9 @@ impl Encoding {
             return Err(too_deep());
         }
         path.depth += 1;
-        let r = self.build_node(sec, p, path);
+        let r = stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || {
+            self.build_node(sec, p, path)
+        });
         path.depth -= 1;
         r
     }

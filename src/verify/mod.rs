@@ -540,7 +540,7 @@ impl AssertionRun {
 
 /// The check of an assertion, or the error that keeps it from being checked.
 fn assertion_check(assertion: &Assertion) -> Result<&AssertionCheck, CspError> {
-    Ok(&assertion.check)
+    assertion.check.as_ref().map_err(Clone::clone)
 }
 
 /// The verdict of an assertion without `not`.
