@@ -1,16 +1,43 @@
 #!/usr/bin/env bash
 # The one test command: formatting, lints, the whole test suite, and the loom models
 # (once as written, once with the deliberately broken protocol, which they must catch).
+#
+#   scripts/test.sh           everything (what CI runs)
+#   scripts/test.sh --quick   the edit-test loop: fmt, clippy, the library's unit tests and the
+#                             fast test files (a short fuzz run included); no loom, no corpus
+#                             or stress tests
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+quick=0
+case "${1:-}" in
+  --quick) quick=1 ;;
+  "") ;;
+  *)
+    echo "usage: scripts/test.sh [--quick]" >&2
+    exit 2
+    ;;
+esac
+
 step() { printf '\n==> %s\n' "$*" >&2; }
+
+# The test files of the quick subset: each takes a few seconds at most (release build).
+QUICK_TESTS=(__QUICK__)
 
 step "cargo fmt --check"
 cargo fmt --all -- --check
 
 step "cargo clippy --all-targets -- -D warnings"
 cargo clippy --workspace --all-targets -- -D warnings
+
+if [ "$quick" -eq 1 ]; then
+  step "cargo test --release --lib and the quick test files (a 300-mutant fuzz run)"
+  args=(--lib)
+  for t in "${QUICK_TESTS[@]}"; do args+=(--test "$t"); done
+  WEFT_FUZZ_RUNS="${WEFT_FUZZ_RUNS:-300}" cargo test --release "${args[@]}" --test fuzz_mutants
+  step "quick tests passed (run scripts/test.sh without --quick for the whole suite)"
+  exit 0
+fi
 
 step "cargo test --workspace (release: the stress and corpus tests do real work)"
 cargo test --workspace --release
