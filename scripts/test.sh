@@ -1,16 +1,45 @@
 #!/usr/bin/env bash
 # The one test command: formatting, lints, the whole test suite, and the loom models
 # (once as written, once with the deliberately broken protocol, which they must catch).
+#
+#   scripts/test.sh           everything (what CI runs)
+#   scripts/test.sh --quick   the edit-test loop: fmt, clippy, the library's unit tests and the
+#                             fast test files (a short fuzz run included); no loom, no long corpus
+#                             or stress tests
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+quick=0
+case "${1:-}" in
+  --quick) quick=1 ;;
+  "") ;;
+  *)
+    echo "usage: scripts/test.sh [--quick]" >&2
+    exit 2
+    ;;
+esac
+
 step() { printf '\n==> %s\n' "$*" >&2; }
+
+# The test files of the quick subset: each runs in about a second (release build); left out:
+# csp_semantics, lts_corpus, refine_linearizability (corpus oracles, 3-7 s each) and the
+# proptest files (*_props).
+QUICK_TESTS=(check_cli csp_corpus csp_eval csp_libcspm examples explore_threads lts_cli properties_corpus refine_cli refine_corpus refine_examples refine_replay state_index sync_protocol term_library)
 
 step "cargo fmt --check"
 cargo fmt --all -- --check
 
 step "cargo clippy --all-targets -- -D warnings"
 cargo clippy --workspace --all-targets -- -D warnings
+
+if [ "$quick" -eq 1 ]; then
+  step "cargo test --release --lib and the quick test files (a 300-mutant fuzz run)"
+  args=(--lib)
+  for t in "${QUICK_TESTS[@]}"; do args+=(--test "$t"); done
+  WEFT_FUZZ_RUNS="${WEFT_FUZZ_RUNS:-300}" cargo test --release "${args[@]}" --test fuzz_mutants
+  step "quick tests passed (run scripts/test.sh without --quick for the whole suite)"
+  exit 0
+fi
 
 step "cargo test --workspace (release: the stress and corpus tests do real work)"
 cargo test --workspace --release

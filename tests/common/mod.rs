@@ -22,17 +22,13 @@ pub fn weft(args: &[&str]) -> (i32, String, String) {
     )
 }
 
-/// The shared test corpus: `$WEFT_CORPUS` if set, else `<crate>/../shared/corpus`, else
-/// `/work/shared/corpus`.
+/// The test corpus, `<crate>/tests/corpus` (real inputs with their oracles; see its README), or
+/// `$WEFT_CORPUS` if set. The suite reads nothing outside the checkout.
 pub fn corpus_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("WEFT_CORPUS") {
         return PathBuf::from(dir);
     }
-    let beside = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
-    if beside.is_dir() {
-        return beside;
-    }
-    PathBuf::from("/work/shared/corpus")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/corpus")
 }
 
 /// Reads a tab-separated oracle file: the header row's column names and the data rows.
