@@ -147,6 +147,10 @@ fn report_diagnostics(r: &AssertionResult) {
         Verdict::Error(VerifyError::Script(e)) if e.location.is_some() => {
             eprintln!("{}", weft::diag::render(e, weft::diag::use_color()))
         }
+        Verdict::Error(VerifyError::Script(e)) => eprintln!(
+            "{}: error: checking `{}`: {}",
+            r.location, r.text, e.message
+        ),
         Verdict::Error(e) => eprintln!("{}: error: checking `{}`: {e}", r.location, r.text),
         Verdict::Stopped { reason, states } => eprintln!(
             "{}: error: checking `{}`: stopped by {}{}: no verdict",

@@ -48,6 +48,44 @@ pub(crate) enum NetNode {
     },
 }
 
+/// The most components (leaves) a network may have: far more than any network whose states
+/// can be explored, few enough that counting them stays instant.
+pub(crate) const MAX_LEAVES: u64 = 1 << 20;
+
+/// The number of leaves [`NetNode::compile`] makes of `t` (with depth `u32::MAX`), counted
+/// over the shared term graph, so a network doubling at each of `n` levels is counted in `n`
+/// steps; at most `MAX_LEAVES + 1`.
+pub(crate) fn count_leaves(t: TermRef<'_>) -> u64 {
+    fn count(
+        t: TermRef<'_>,
+        memo: &mut std::collections::HashMap<crate::term::TermId, u64>,
+    ) -> u64 {
+        let op = Op::of(t);
+        let hides_leaf = op == Op::Hide && !Op::of(t.arg(0)).is_static();
+        if !op.is_static() || hides_leaf {
+            return 1;
+        }
+        if let Some(&n) = memo.get(&t.id()) {
+            return n;
+        }
+        let children: Vec<usize> = match op {
+            Op::Interleave => (0..t.args().len()).collect(),
+            Op::Parallel | Op::AlphaParallel => (1..t.args().len()).collect(),
+            Op::Hide | Op::Rename => vec![0],
+            Op::Link => vec![0, 2],
+            _ => Vec::new(),
+        };
+        let n = children.into_iter().fold(0u64, |sum, i| {
+            stacker::maybe_grow(64 << 10, 4 << 20, || count(t.arg(i), memo))
+                .saturating_add(sum)
+                .min(MAX_LEAVES + 1)
+        });
+        memo.insert(t.id(), n);
+        n
+    }
+    count(t, &mut std::collections::HashMap::new())
+}
+
 impl NetNode {
     /// The network of term `t`: static operators become nodes (down to depth `depth`, all of
     /// them for `u32::MAX`) and every other subterm a leaf, appended to `leaves`.

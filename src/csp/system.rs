@@ -292,6 +292,16 @@ impl CspSystem {
             let leaf_table = LeafTable::default();
             let sem = Semantics::new(enc);
             let (initial, shape) = if Op::of(t).is_static() {
+                if super::network::count_leaves(t) > super::network::MAX_LEAVES {
+                    return Err(CspError::unpositioned(
+                        ErrorKind::Limit,
+                        format!(
+                            "the process is a parallel composition of more than {} components \
+                             (a network that doubles with a parameter?): too large to explore",
+                            super::network::MAX_LEAVES
+                        ),
+                    ));
+                }
                 let mut leaves = Vec::new();
                 let node = NetNode::compile(&sem.enc, t, u32::MAX, &mut leaves);
                 let mut positions = Vec::with_capacity(leaves.len());
