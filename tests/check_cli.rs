@@ -413,3 +413,58 @@ fn search_arguments_are_validated() {
     assert!(err.contains("weft refines"), "{err}");
     assert!(!err.contains("error: error"), "{err}");
 }
+
+/// One definition with a construct weft does not support, one with an error, and one endless
+/// assertion: every other assertion still gets its verdict, the broken ones are errors with
+/// their positions, the endless one is stopped, and the summary counts each kind.
+#[test]
+fn one_bad_part_loses_no_other_assertion() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("check_cli");
+    std::fs::create_dir_all(&dir).expect("tmp dir");
+    let path = dir.join("bad_parts.csp");
+    std::fs::write(
+        &path,
+        "channel c : {0..1}\n\
+         channel a, b\n\
+         UNSUPPORTED = c @@ x -> STOP\n\
+         WRONG = a -> (1 + true)\n\
+         COUNT(n) = c.0 -> COUNT(n + 1)\n\
+         P = a -> b -> STOP\n\
+         Q = a -> STOP\n\
+         assert P [| {a} |] Q \\ {a} :[has trace [T]]: <b>\n\
+         assert UNSUPPORTED :[deadlock free [F]]\n\
+         assert COUNT(0) :[deadlock free [F]]\n\
+         assert WRONG :[divergence free]\n\
+         assert P :[deadlock free [F]]\n\
+         assert Q [T= P\n",
+    )
+    .expect("write");
+    let file = path.display().to_string();
+    let (code, out, err) = weft(&["check", &file, "--timeout", "2s", "--json"]);
+    assert_eq!(code, 2, "{out}{err}");
+    let value: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    let verdicts: Vec<&str> = value["assertions"]
+        .as_array()
+        .expect("assertions")
+        .iter()
+        .map(|a| a["verdict"].as_str().expect("verdict"))
+        .collect();
+    assert_eq!(
+        verdicts,
+        ["holds", "error", "stopped", "error", "fails", "fails"],
+        "{err}"
+    );
+    let unsupported = &value["assertions"][1]["error"];
+    assert_eq!(unsupported["line"], 3, "{unsupported}");
+    let wrong = &value["assertions"][3]["error"];
+    assert_eq!(wrong["line"], 4, "{wrong}");
+    assert_eq!(
+        value["summary"],
+        serde_json::json!({"holds": 1, "fails": 2, "errors": 2, "stopped": 1})
+    );
+    let (_, text, _) = weft(&["check", &file, "--timeout", "2s"]);
+    assert!(
+        text.contains("6 assertions: 1 holds, 2 fail, 2 errors, 1 stopped (no verdict)"),
+        "{text}"
+    );
+}

@@ -229,7 +229,7 @@ impl Engine<'_> {
                 return Ok(None);
             };
             self.stats.pairs_explored += 1;
-            if self.stats.pairs_explored % STOP_POLL == 0 {
+            if self.stats.pairs_explored.is_multiple_of(STOP_POLL) {
                 if let Some(reason) = self.stop.reason() {
                     return Err(RefineError::Stopped(reason));
                 }

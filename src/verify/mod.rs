@@ -37,6 +37,9 @@ use crate::refine::properties::{
 };
 use crate::refine::{check_until, CheckOptions, Counterexample, Model, RefineError};
 
+/// Receives the [`Progress`] of an assertion run.
+pub type ProgressObserver = Arc<dyn Fn(Progress<'_>) + Send + Sync>;
+
 /// Options of an assertion run.
 #[derive(Clone)]
 pub struct VerifyOptions {
@@ -50,7 +53,7 @@ pub struct VerifyOptions {
     pub timeout: Option<Duration>,
     /// Told when a process starts and ends being explored, and of each level (for a progress
     /// line).
-    pub progress: Option<Arc<dyn Fn(Progress<'_>) + Send + Sync>>,
+    pub progress: Option<ProgressObserver>,
 }
 
 impl Default for VerifyOptions {
