@@ -8,7 +8,9 @@
 // `term` only) leave out.
 #[cfg(not(loom))]
 pub mod csp;
+#[cfg(not(loom))]
 pub mod diag;
+pub mod excerpt;
 pub mod explore;
 mod hash;
 pub mod lts;

@@ -468,3 +468,24 @@ fn one_bad_part_loses_no_other_assertion() {
         "{text}"
     );
 }
+
+/// The memory budget stops a search cleanly: the statistics so far, no verdict, exit code 2
+/// (never an abort).
+#[test]
+fn the_memory_budget_stops_a_check_with_exit_code_2() {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/scaling_philosophers.csp");
+    let (code, out, err) = weft(&[
+        "check",
+        &script.display().to_string(),
+        "--max-memory",
+        "96M",
+        "--json",
+    ]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("memory limit"), "{err}");
+    let value: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    let a = &value["assertions"][0];
+    assert_eq!(a["stopped"], "memory-limit", "{a}");
+    assert_eq!(a["holds"], Value::Null);
+    assert!(a["states"].as_u64().expect("states") > 0, "{a}");
+}

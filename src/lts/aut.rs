@@ -29,7 +29,7 @@ use std::io::{self, BufRead, Read, Write};
 use std::path::{Path, PathBuf};
 
 use super::Lts;
-use crate::diag::Excerpt;
+use crate::excerpt::Excerpt;
 use crate::ts::{Label, TAU};
 
 /// Options of the `.aut` reader.
@@ -145,9 +145,9 @@ fn excerpt_of(line: &[u8], lo: usize, hi: usize, number: u64) -> Box<Excerpt> {
     }
     let lo = lo.min(end_of_line);
     let hi = hi.clamp(lo, end_of_line);
-    let start = lo.saturating_sub(crate::diag::CONTEXT_BYTES);
+    let start = lo.saturating_sub(crate::excerpt::CONTEXT_BYTES);
     let end = hi
-        .saturating_add(crate::diag::CONTEXT_BYTES)
+        .saturating_add(crate::excerpt::CONTEXT_BYTES)
         .min(end_of_line);
     let before = String::from_utf8_lossy(&line[start..lo]);
     let marked = String::from_utf8_lossy(&line[lo..hi]);
