@@ -489,3 +489,25 @@ fn the_memory_budget_stops_a_check_with_exit_code_2() {
     assert_eq!(a["holds"], Value::Null);
     assert!(a["states"].as_u64().expect("states") > 0, "{a}");
 }
+
+/// Found by the mutation fuzzer: a network that doubles with its parameter (2^100 linked
+/// components) never ended; it is now refused at once, the exit code 2.
+#[test]
+fn an_exponential_network_is_refused_at_once() {
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz_found/exponential_parallel.csp");
+    let started = std::time::Instant::now();
+    let (code, out, err) = weft(&[
+        "check",
+        &script.display().to_string(),
+        "--max-states",
+        "2000",
+    ]);
+    assert!(
+        started.elapsed().as_secs() < 20,
+        "took {:?}",
+        started.elapsed()
+    );
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("too large to explore"), "{err}");
+}
