@@ -11,6 +11,15 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+/// Writes `text` to `name` in this test binary's scratch folder; returns the path.
+fn scratch(name: &str, text: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("check_cli");
+    std::fs::create_dir_all(&dir).expect("tmp dir");
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("write");
+    path
+}
+
 /// `weft check --json` on `path`: exit code and the parsed `assertions` array.
 fn check_json(path: &Path, threads: usize) -> (i32, Vec<Value>) {
     let (code, out, err) = weft(&[
@@ -167,14 +176,10 @@ fn errors_exit_2_with_a_positioned_message() {
     assert_eq!(code, 2);
     assert!(err.contains("/nonexistent/model.csp"), "{err}");
     // An evaluation error met while exploring (an output outside the channel's type).
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("check_cli");
-    std::fs::create_dir_all(&dir).expect("tmp dir");
-    let path = dir.join("bad_output.csp");
-    std::fs::write(
-        &path,
+    let path = scratch(
+        "bad_output.csp",
         "channel c : {0..2}\nP(n) = c!n -> P(n + 1)\nassert P(0) :[deadlock free [F]]\n",
-    )
-    .expect("write");
+    );
     let (code, out, err) = weft(&["check", &path.display().to_string()]);
     assert_eq!(code, 2, "{out}{err}");
     assert!(err.contains("bad_output.csp:2:"), "{err}");
@@ -334,19 +339,15 @@ fn the_state_limit_stops_a_check_with_exit_code_2() {
 /// the exit code is 2 (an assertion has no verdict).
 #[test]
 fn an_endless_assertion_is_stopped_and_the_others_are_checked() {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("check_cli");
-    std::fs::create_dir_all(&dir).expect("tmp dir");
-    let path = dir.join("endless.csp");
-    std::fs::write(
-        &path,
+    let path = scratch(
+        "endless.csp",
         "channel c : {0..1}\n\
          COUNT(n) = c.0 -> COUNT(n + 1)\n\
          P = c.1 -> STOP\n\
          assert P :[divergence free]\n\
          assert COUNT(0) :[deadlock free [F]]\n\
          assert P :[deadlock free [F]]\n",
-    )
-    .expect("write");
+    );
     let file = path.display().to_string();
     let started = std::time::Instant::now();
     let (code, out, err) = weft(&["check", &file, "--timeout", "2s"]);
@@ -404,10 +405,7 @@ fn search_arguments_are_validated() {
         assert!(!err.contains("panicked"), "{args:?}: {err}");
     }
     // An .aut file given to `check` says what to do instead.
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("check_cli");
-    std::fs::create_dir_all(&dir).expect("tmp dir");
-    let aut = dir.join("small.aut");
-    std::fs::write(&aut, "des (0,1,2)\n(0,\"a\",1)\n").expect("write");
+    let aut = scratch("small.aut", "des (0,1,2)\n(0,\"a\",1)\n");
     let (code, _, err) = weft(&["check", &aut.display().to_string()]);
     assert_eq!(code, 2);
     assert!(err.contains("weft refines"), "{err}");
@@ -419,11 +417,8 @@ fn search_arguments_are_validated() {
 /// their positions, the endless one is stopped, and the summary counts each kind.
 #[test]
 fn one_bad_part_loses_no_other_assertion() {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("check_cli");
-    std::fs::create_dir_all(&dir).expect("tmp dir");
-    let path = dir.join("bad_parts.csp");
-    std::fs::write(
-        &path,
+    let path = scratch(
+        "bad_parts.csp",
         "channel c : {0..1}\n\
          channel a, b\n\
          UNSUPPORTED = c @@ x -> STOP\n\
@@ -437,8 +432,7 @@ fn one_bad_part_loses_no_other_assertion() {
          assert WRONG :[divergence free]\n\
          assert P :[deadlock free [F]]\n\
          assert Q [T= P\n",
-    )
-    .expect("write");
+    );
     let file = path.display().to_string();
     let (code, out, err) = weft(&["check", &file, "--timeout", "2s", "--json"]);
     assert_eq!(code, 2, "{out}{err}");

@@ -35,7 +35,7 @@ pub struct CheckArgs {
 
 /// Runs `weft check`; returns the exit code.
 pub fn run(args: &CheckArgs) -> Result<i32> {
-    if is_aut(&args.model) {
+    if super::csp_model::is_aut(&args.model) {
         return Err(UsageError(format!(
             "{} is a labelled transition system (.aut), not a CSPm script: `weft check` runs the \
              assertions of a CSPm script; for .aut files use `weft refines SPEC.aut IMPL.aut`, \
@@ -125,12 +125,6 @@ pub fn run(args: &CheckArgs) -> Result<i32> {
     } else {
         summary.exit_code()
     })
-}
-
-/// Whether `path` names an `.aut` (or `.aut.gz`) file.
-fn is_aut(path: &std::path::Path) -> bool {
-    let name = path.to_string_lossy().to_ascii_lowercase();
-    name.ends_with(".aut") || name.ends_with(".aut.gz")
 }
 
 /// The first `n` characters of `s`, with ` …` when cut.

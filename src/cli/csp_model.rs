@@ -21,6 +21,12 @@ pub fn is_csp(path: &Path) -> bool {
     )
 }
 
+/// Whether `path` names an LTS file (`.aut` or `.aut.gz`).
+pub fn is_aut(path: &Path) -> bool {
+    let name = path.to_string_lossy().to_ascii_lowercase();
+    name.ends_with(".aut") || name.ends_with(".aut.gz")
+}
+
 /// Loads the script at `path` (errors carry their file, line and column).
 ///
 /// `explore` and `refines` work on one process of a script that must be sound as a whole (as

@@ -45,8 +45,7 @@ pub fn run(args: &ExploreArgs) -> Result<i32> {
         ))
         .into());
     }
-    let name = args.model.to_string_lossy();
-    if !(name.ends_with(".aut") || name.ends_with(".aut.gz")) {
+    if !super::csp_model::is_aut(&args.model) {
         return Err(UsageError(format!(
             "{}: unknown model format (expected an .aut, .aut.gz, .csp or .cspm file)",
             args.model.display()
