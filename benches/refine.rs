@@ -33,6 +33,7 @@ fn bench_lnk(c: &mut Criterion) {
                     model,
                     search,
                     no_antichain: false,
+                    threads: 1,
                 };
                 let id =
                     BenchmarkId::new(format!("{}/{search:?}", model.name()), format!("{n}x{k}"));

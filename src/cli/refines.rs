@@ -121,6 +121,7 @@ pub fn run(args: RefinesArgs) -> Result<i32> {
             SearchArg::Dfs => Search::Dfs,
         },
         no_antichain: args.no_antichain,
+        threads: args.limits.threads(),
     };
     let mut result = match check_until(&spec, &implementation, &opts, &stop) {
         Err(RefineError::Stopped(reason)) => {

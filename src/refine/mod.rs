@@ -80,6 +80,9 @@ pub struct CheckOptions {
     pub search: Search,
     /// Use the classical algorithm: a visited set of exact pairs instead of the antichain.
     pub no_antichain: bool,
+    /// Worker threads of the breadth-first search (at least 1). The verdict, the statistics
+    /// and the counterexample do not depend on it.
+    pub threads: usize,
 }
 
 impl Default for CheckOptions {
@@ -88,6 +91,7 @@ impl Default for CheckOptions {
             model: Model::FailuresDivergences,
             search: Search::Bfs,
             no_antichain: false,
+            threads: 1,
         }
     }
 }

@@ -35,6 +35,7 @@ pub fn run(
         model,
         search,
         no_antichain,
+        threads: 1,
     };
     check(spec, impl_, &opts).unwrap_or_else(|e| panic!("{model:?} {search:?} {no_antichain}: {e}"))
 }
