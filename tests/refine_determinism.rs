@@ -117,6 +117,8 @@ fn random_pairs_in(model: Model, salt: u64) {
         impl_path.display().to_string(),
     );
     let (mut failing, mut holding, mut longest, mut cli_runs) = (0, 0, 0, 0);
+    // Failing pairs by the length of their shortest counterexample.
+    let mut lengths: std::collections::BTreeMap<usize, usize> = Default::default();
     let mut case = 0;
     while failing < wanted {
         case += 1;
@@ -139,6 +141,7 @@ fn random_pairs_in(model: Model, salt: u64) {
             Some(n) => {
                 failing += 1;
                 longest = longest.max(n);
+                *lengths.entry(n).or_default() += 1;
             }
             None => holding += 1,
         }
@@ -169,7 +172,7 @@ fn random_pairs_in(model: Model, salt: u64) {
     }
     eprintln!(
         "{}: {failing} failing and {holding} holding pairs, {cli_runs} of them through the \
-         CLI; longest shortest counterexample {longest} steps",
+         CLI; failing pairs by counterexample steps: {lengths:?}",
         model.name()
     );
     // The generator's own checks: both verdicts occur, and not every counterexample is trivial.
@@ -291,4 +294,24 @@ fn random_scripts() {
         "only {failing_scripts} of {wanted} scripts have a failing assertion"
     );
     assert!(holds > 0, "no assertion holds in any script");
+}
+
+/// The comparison removes timing fields at any depth, and only those.
+#[test]
+fn strip_timing_removes_only_timing_fields() {
+    let mut value = serde_json::json!({
+        "seconds": 1.5,
+        "stats": { "pairs_explored": 3, "seconds": 0.1, "pairs_per_second": 30.0,
+                   "peak_rss_mb": 7, "max_memory": 9, "threads": 4 },
+        "assertions": [ { "states": 5, "seconds": 0.2, "states_per_second": 25.0,
+                          "collection_seconds": 0.0, "steps": 2 } ],
+    });
+    json::strip_timing(&mut value);
+    assert_eq!(
+        value,
+        serde_json::json!({
+            "stats": { "pairs_explored": 3 },
+            "assertions": [ { "states": 5, "steps": 2 } ],
+        })
+    );
 }

@@ -90,6 +90,30 @@ pub fn random_lts(rng: &mut Rng, max_states: usize, names: &[&str]) -> RawLts {
     }
 }
 
+/// A random layered LTS: states `0..n` (n from 4 to `max_states`), each with one to three
+/// transitions mostly to the next two states and sometimes back; its states lie at many
+/// distances from the initial state 0, so that a mutation deep in it gives a long
+/// counterexample.
+pub fn layered_lts(rng: &mut Rng, max_states: usize, names: &[&str]) -> RawLts {
+    let n = rng.range(4, max_states);
+    let mut transitions = Vec::new();
+    for s in 0..n {
+        for _ in 0..rng.range(1, 3) {
+            let t = if rng.chance(15) {
+                rng.below(s + 1)
+            } else {
+                (s + rng.range(1, 2)).min(n - 1)
+            };
+            transitions.push((s as u32, random_label(rng, names), t as u32));
+        }
+    }
+    RawLts {
+        initial: 0,
+        num_states: n as u32,
+        transitions,
+    }
+}
+
 /// `spec` changed by one to three mutations: a transition added, removed, retargeted or
 /// relabelled, or a state added with transitions into and out of it.
 pub fn mutate(rng: &mut Rng, spec: &RawLts, names: &[&str]) -> RawLts {
@@ -139,6 +163,11 @@ pub fn random_pair(rng: &mut Rng) -> (RawLts, RawLts) {
     }
     if rng.chance(50) && !impl_names.contains(&"c") {
         impl_names.push("c");
+    }
+    if rng.chance(30) {
+        let spec = layered_lts(rng, 14, &spec_names);
+        let implementation = mutate(rng, &spec, &impl_names);
+        return (spec, implementation);
     }
     let big = rng.chance(15);
     let spec = random_lts(rng, if big { 10 } else { 5 }, &spec_names);
