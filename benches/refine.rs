@@ -2,6 +2,10 @@
 //! checked against itself with the antichain algorithm (BFS and DFS) in the traces and
 //! failures models. Only the check is timed; L(n,k) is built once per point, outside the
 //! measurement.
+//!
+//! The group `refine_L_n_k_threads` checks L(250,250) and L(500,500) against themselves with
+//! the breadth-first search at 1 and 2 worker threads (`CheckOptions::threads`): the speedup
+//! of the parallel search on the thesis's family.
 
 use std::hint::black_box;
 
@@ -50,5 +54,35 @@ fn bench_lnk(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench_lnk);
+fn bench_lnk_threads(c: &mut Criterion) {
+    let mut group = c.benchmark_group("refine_L_n_k_threads");
+    group.sample_size(10);
+    for &(n, k) in &[(250, 250), (500, 500)] {
+        let l = l_n_k(n, k);
+        for model in [Model::Traces, Model::Failures] {
+            for threads in [1, 2] {
+                let opts = CheckOptions {
+                    model,
+                    search: Search::Bfs,
+                    no_antichain: false,
+                    threads,
+                };
+                let id = BenchmarkId::new(
+                    format!("{}/threads{threads}", model.name()),
+                    format!("{n}x{k}"),
+                );
+                group.bench_with_input(id, &l, |b, l| {
+                    b.iter(|| {
+                        let r = check(black_box(l), black_box(l), &opts).expect("check");
+                        assert!(r.holds());
+                        r.stats.pairs_explored
+                    })
+                });
+            }
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench_lnk, bench_lnk_threads);
 criterion_main!(benches);
