@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use weft::explore::LevelObserver;
+use weft::explore::{LevelObserver, LevelReport};
 
 /// Progress of a level-by-level search.
 #[derive(Clone)]
@@ -40,7 +40,7 @@ impl LevelProgress {
     /// An explorer callback that reports each finished level on this line.
     pub fn observer(&self) -> LevelObserver {
         let p = self.clone();
-        Arc::new(move |levels, states, transitions| p.update(levels, states, transitions))
+        Arc::new(move |r: &LevelReport| p.update(r.level, r.states, r.transitions))
     }
 
     /// Removes the line.

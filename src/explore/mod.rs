@@ -1,41 +1,49 @@
 //! The parallel breadth-first explorer over any [`TransitionSystem`].
 //!
-//! Worker threads share each BFS level: they take states of the current level in chunks,
-//! compute successors, and insert them into a concurrent state index (state → dense `u32` id,
-//! sharded, so no global lock). States that are new form the next level. On request the
-//! explorer records every transition (for `.aut` output); it always records one parent per
-//! state (so a shortest trace to any state, e.g. a deadlock, can be rebuilt) and the deadlocks.
+//! Exploring a system is one use of the level-synchronous [`Engine`] (module [`engine`]):
+//! worker threads share each BFS level, compute successors in chunks, and tell new states from
+//! known ones with a concurrent index (a map from states to ids, or, for a system that numbers
+//! its states itself ([`TransitionSystem::state_number`], e.g. CSP networks, whose states live
+//! in a [`StateIndex`]), an array indexed by those numbers, so that no state is hashed twice).
+//! On request the explorer records every transition (for `.aut` output); it always records one
+//! parent per state (so a shortest trace to any state, e.g. a deadlock, can be rebuilt) and the
+//! deadlocks.
 //!
-//! A system that numbers its states itself ([`TransitionSystem::state_number`], e.g. CSP
-//! networks, whose states live in a [`StateIndex`]) is not hashed a second time: workers mark
-//! the numbers they meet in a concurrent bitmap, and the explorer's ids are given to the new
-//! states when a level is merged.
-//!
-//! The numbers of states, transitions, levels and deadlocks do not depend on the thread count;
-//! the ids of states may (the LTS is the same up to renumbering).
+//! Ids are canonical: every count, id, parent and recorded transition is the same at every
+//! thread count (see [`engine`]).
 
+pub mod engine;
 pub mod index;
 pub mod limits;
-
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::time::Instant;
-
-use dashmap::DashMap;
-use rayon::prelude::*;
 
 use crate::lts::Lts;
 use crate::ts::{Label, TransitionSystem};
 
-use crate::sync::shim::AtomicU64;
-use index::Segmented;
+pub use engine::{
+    Driven, Engine, Found, HashedVisited, LevelSlots, LevelWriter, NumberedVisited, Offer, Run,
+    RunOptions, Visited, Witnessed,
+};
 pub use index::{IndexFull, IndexHandle, StateIndex};
 pub use limits::{ResourceLimits, StopReason, StopSignal, Watchdog};
 
 /// Stack size of the worker threads.
 pub const WORKER_STACK_BYTES: usize = 64 << 20;
 
-/// Called after each level with (levels done, states known, transitions seen).
-pub type LevelObserver = std::sync::Arc<dyn Fn(u32, u64, u64) + Send + Sync>;
+/// What a search has done when a level ends.
+#[derive(Clone, Copy, Debug, Default, serde::Serialize)]
+pub struct LevelReport {
+    /// Levels done.
+    pub level: u32,
+    /// States (or product pairs) known.
+    pub states: u64,
+    /// Transitions seen.
+    pub transitions: u64,
+    /// Seconds since the search started.
+    pub seconds: f64,
+}
+
+/// Told after each level of a search.
+pub type LevelObserver = std::sync::Arc<dyn Fn(&LevelReport) + Send + Sync>;
 
 /// Options of an exploration.
 #[derive(Clone)]
@@ -47,7 +55,7 @@ pub struct ExploreOptions {
     /// Keep at most this many states; exploration stops at the end of the level in which the
     /// limit was reached, and the result is marked incomplete.
     pub max_states: Option<u64>,
-    /// Called after each level with (levels done, states known, transitions seen).
+    /// Told after each level.
     pub on_level: Option<LevelObserver>,
 }
 
@@ -143,80 +151,6 @@ impl<S> Exploration<S> {
     }
 }
 
-/// How workers tell new states from known ones.
-enum Known<S> {
-    /// A concurrent map from states to ids, given on discovery.
-    Hashed {
-        index: DashMap<S, u32, crate::hash::WordBuildHasher>,
-        next_id: AtomicU32,
-    },
-    /// The system numbers its states: a bitmap of the numbers met (bit `n % 64` of word
-    /// `n / 64`); ids are given when a level is merged.
-    Numbered { seen: Box<Segmented<AtomicU64>> },
-}
-
-impl<S: Clone + Eq + std::hash::Hash> Known<S> {
-    /// The key of `state` (its id, or its number), with the state itself when this call
-    /// discovered it; `None` when it is new but over the limit.
-    #[inline]
-    fn discover<T: TransitionSystem<State = S>>(
-        &self,
-        ts: &T,
-        state: S,
-        max_states: u64,
-        limit_hit: &AtomicBool,
-    ) -> Option<(u32, Option<S>)> {
-        match self {
-            Known::Hashed { index, next_id } => match index.entry(state) {
-                dashmap::mapref::entry::Entry::Occupied(e) => Some((*e.get(), None)),
-                dashmap::mapref::entry::Entry::Vacant(v) => {
-                    // Ordering: Relaxed; ids need only be unique, the level barrier publishes
-                    // them.
-                    let new = next_id.fetch_add(1, Ordering::Relaxed);
-                    if new as u64 >= max_states {
-                        // Over the limit: the state is not kept, nor the transition to it.
-                        limit_hit.store(true, Ordering::Relaxed);
-                        return None;
-                    }
-                    let state = v.key().clone();
-                    v.insert(new);
-                    Some((new, Some(state)))
-                }
-            },
-            Known::Numbered { seen } => {
-                let number = ts.state_number(&state).expect("a numbered system");
-                let word = &seen.get_or_alloc(number as u64 / 64)[0];
-                let bit = 1u64 << (number % 64);
-                // Ordering: Relaxed, both; the bit only decides which worker adds the state
-                // to the next level (the level's join publishes everything else).
-                let new = word.load(Ordering::Relaxed) & bit == 0
-                    && word.fetch_or(bit, Ordering::Relaxed) & bit == 0;
-                Some((number, new.then_some(state)))
-            }
-        }
-    }
-}
-
-/// What one worker found in its share of a level.
-struct LevelPart<S> {
-    /// New states: (id or number, state, parent id, label).
-    discovered: Vec<(u32, S, u32, Label)>,
-    transitions: Vec<(u32, Label, u32)>,
-    transition_count: u64,
-    deadlocks: Vec<u32>,
-}
-
-impl<S> Default for LevelPart<S> {
-    fn default() -> Self {
-        LevelPart {
-            discovered: Vec::new(),
-            transitions: Vec::new(),
-            transition_count: 0,
-            deadlocks: Vec::new(),
-        }
-    }
-}
-
 /// Explores `ts` breadth first with `opts.threads` workers.
 ///
 /// # Panics
@@ -235,199 +169,59 @@ pub fn try_explore<T: TransitionSystem>(
     opts: &ExploreOptions,
     stop: &StopSignal,
 ) -> Result<Exploration<T::State>, ExploreError> {
-    let threads = opts.threads.max(1);
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        // Successor functions may recurse deeply (nested process terms): reserve room (virtual
-        // memory only; pages are touched as used).
-        .stack_size(WORKER_STACK_BYTES)
-        .build()
-        .map_err(|e| ExploreError::Threads {
-            threads,
-            reason: e.to_string(),
-        })?;
-    Ok(pool.install(|| explore_in_pool(ts, opts, stop)))
+    let engine = Engine::new(opts.threads)?;
+    Ok(explore_on(&engine, ts, opts, stop))
 }
 
-fn explore_in_pool<T: TransitionSystem>(
+/// A transition system driven as it is: no violations.
+struct Plain<'a, T>(&'a T);
+
+impl<T: TransitionSystem> Driven for Plain<'_, T> {
+    type State = T::State;
+    type Witness = std::convert::Infallible;
+
+    fn initial_state(&self) -> T::State {
+        self.0.initial_state()
+    }
+
+    #[inline]
+    fn expand(
+        &self,
+        state: &T::State,
+        emit: &mut dyn FnMut(Label, T::State),
+    ) -> Option<Found<Self::Witness>> {
+        self.0.for_each_successor(state, emit);
+        None
+    }
+}
+
+/// Explores `ts` on `engine` (see [`try_explore`]).
+pub fn explore_on<T: TransitionSystem>(
+    engine: &Engine,
     ts: &T,
     opts: &ExploreOptions,
     stop: &StopSignal,
 ) -> Exploration<T::State> {
-    let start = Instant::now();
-    let max_states = opts.max_states.unwrap_or(u64::MAX).min(u32::MAX as u64);
-    let initial = ts.initial_state();
-    let known = match ts.state_number(&initial) {
-        Some(number) => {
-            let seen: Box<Segmented<AtomicU64>> = Box::new(Segmented::new(1));
-            let word = &seen.get_or_alloc(number as u64 / 64)[0];
-            // Ordering: Relaxed; no worker runs yet.
-            word.fetch_or(1 << (number % 64), Ordering::Relaxed);
-            Known::Numbered { seen }
-        }
-        None => {
-            // Many more shards than threads: two workers then rarely want the same shard's
-            // lock at once (dashmap's default, four per core, had them collide on every few
-            // insertions).
-            let shards = (opts.threads.max(1) * 256).next_power_of_two();
-            let index = DashMap::with_hasher_and_shard_amount(Default::default(), shards);
-            index.insert(initial.clone(), 0);
-            Known::Hashed {
-                index,
-                next_id: AtomicU32::new(1),
-            }
-        }
+    let run_opts = RunOptions {
+        record_transitions: opts.record_transitions,
+        max_states: opts.max_states,
+        on_level: opts.on_level.clone(),
     };
-    // For numbered systems recording transitions: the id of each number met (`u32::MAX`:
-    // none), to turn the recorded targets into ids.
-    let mut id_of_number: Vec<u32> = Vec::new();
-    if let (Some(number), true) = (ts.state_number(&initial), opts.record_transitions) {
-        set_id(&mut id_of_number, number, 0);
-    }
-    let limit_hit = AtomicBool::new(false);
-    let mut states = vec![initial.clone()];
-    let mut parents = vec![(0u32, 0 as Label)];
-    let mut deadlocks = Vec::new();
-    let mut transitions = Vec::new();
-    let mut transition_count = 0u64;
-    let mut level: Vec<(u32, T::State)> = vec![(0, initial)];
-    let mut levels = 0u32;
-    while !level.is_empty() {
-        levels += 1;
-        let parts: Vec<LevelPart<T::State>> = level
-            .par_chunks(64)
-            .fold(LevelPart::default, |mut part, chunk| {
-                if stop.is_raised() {
-                    return part;
-                }
-                for (id, state) in chunk {
-                    expand(
-                        ts, opts, &known, &limit_hit, max_states, *id, state, &mut part,
-                    );
-                }
-                part
-            })
-            .collect();
-        let mut next_level = Vec::new();
-        for part in parts {
-            transition_count += part.transition_count;
-            transitions.extend(part.transitions);
-            deadlocks.extend(part.deadlocks);
-            for (key, state, parent, label) in part.discovered {
-                let id = match known {
-                    Known::Hashed { .. } => key,
-                    Known::Numbered { .. } => {
-                        let id = (states.len() + next_level.len()) as u32;
-                        if id as u64 >= max_states {
-                            limit_hit.store(true, Ordering::Relaxed);
-                            continue;
-                        }
-                        if opts.record_transitions {
-                            set_id(&mut id_of_number, key, id);
-                        }
-                        id
-                    }
-                };
-                next_level.push((id, state, parent, label));
-            }
-        }
-        // Ids were assigned concurrently: place the new states and their parents at their ids.
-        next_level.sort_unstable_by_key(|(id, ..)| *id);
-        parents.extend(
-            next_level
-                .iter()
-                .map(|&(_, _, parent, label)| (parent, label)),
-        );
-        states.extend(next_level.iter().map(|(_, state, ..)| state.clone()));
-        debug_assert!(next_level
-            .iter()
-            .enumerate()
-            .all(|(i, l)| l.0 as usize == states.len() - next_level.len() + i));
-        level = next_level
-            .into_iter()
-            .map(|(id, state, ..)| (id, state))
-            .collect();
-        if let Some(report) = &opts.on_level {
-            report(levels, states.len() as u64, transition_count);
-        }
-        // Ordering: Relaxed; read after the level's join.
-        if limit_hit.load(Ordering::Relaxed) {
-            stop.stop(StopReason::StateLimit);
-        }
-        if stop.is_raised() {
-            break;
-        }
-    }
-    if let Known::Numbered { .. } = known {
-        // Recorded targets are numbers: make them ids (dropping those over the limit).
-        transitions.retain_mut(|t| match id_of_number.get(t.2 as usize) {
-            Some(&id) if id != u32::MAX => {
-                t.2 = id;
-                true
-            }
-            _ => false,
-        });
-    }
-    deadlocks.sort_unstable();
-    transitions.sort_unstable();
-    let seconds = start.elapsed().as_secs_f64();
-    let stopped = stop.reason();
-    let complete = stopped.is_none();
-    let stats = ExploreStats {
-        states: states.len() as u64,
-        transitions: transition_count,
-        deadlocks: deadlocks.len() as u64,
-        levels,
-        seconds,
-        states_per_second: states.len() as f64 / seconds.max(1e-9),
-        threads: opts.threads.max(1),
-        complete,
-        stopped,
+    let run = if ts.state_number(&ts.initial_state()).is_some() {
+        engine.run(&Plain(ts), &NumberedVisited::new(ts), &run_opts, stop)
+    } else {
+        engine.run(
+            &Plain(ts),
+            &HashedVisited::new(engine.threads()),
+            &run_opts,
+            stop,
+        )
     };
     Exploration {
-        states,
-        parents,
-        deadlocks,
-        transitions,
-        stats,
-    }
-}
-
-/// Records `id` for `number`.
-fn set_id(id_of_number: &mut Vec<u32>, number: u32, id: u32) {
-    if id_of_number.len() <= number as usize {
-        id_of_number.resize(number as usize + 1, u32::MAX);
-    }
-    id_of_number[number as usize] = id;
-}
-
-#[allow(clippy::too_many_arguments)]
-#[inline]
-fn expand<T: TransitionSystem>(
-    ts: &T,
-    opts: &ExploreOptions,
-    known: &Known<T::State>,
-    limit_hit: &AtomicBool,
-    max_states: u64,
-    id: u32,
-    state: &T::State,
-    part: &mut LevelPart<T::State>,
-) {
-    let mut any = false;
-    ts.for_each_successor(state, &mut |label, target| {
-        any = true;
-        part.transition_count += 1;
-        let Some((key, new)) = known.discover(ts, target, max_states, limit_hit) else {
-            return;
-        };
-        if let Some(target) = new {
-            part.discovered.push((key, target, id, label));
-        }
-        if opts.record_transitions {
-            part.transitions.push((id, label, key));
-        }
-    });
-    if !any {
-        part.deadlocks.push(id);
+        states: run.states,
+        parents: run.parents,
+        deadlocks: run.deadlocks,
+        transitions: run.transitions,
+        stats: run.stats,
     }
 }

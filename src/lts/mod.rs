@@ -244,6 +244,11 @@ impl TransitionSystem for Lts {
     fn label_name(&self, label: Label) -> String {
         self.label_names[label as usize].clone()
     }
+
+    /// An LTS's states are numbers already.
+    fn state_number(&self, state: &u32) -> Option<u32> {
+        Some(*state)
+    }
 }
 
 #[cfg(test)]

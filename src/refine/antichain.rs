@@ -5,10 +5,18 @@
 //! covered when a held set is a subset of its set; inserting a pair removes the held supersets.
 //! In exact mode (the classical algorithm) a pair is covered only by itself.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU64 as StdAtomicU64, Ordering};
+use std::sync::Arc;
 
-use super::normal::NormalForm;
+use parking_lot::Mutex;
+
+use super::normal::{NormalForm, EMPTY_SET};
+use crate::explore::index::Segmented;
+use crate::explore::{LevelSlots, LevelWriter, Offer, Visited};
 use crate::hash::WordBuildHasher;
+use crate::sync::shim::AtomicU64;
+use crate::ts::TransitionSystem;
 
 const NONE: u32 = u32::MAX;
 
@@ -108,5 +116,154 @@ impl Antichain {
         }
         self.size += 1;
         true
+    }
+}
+
+/// The antichain of a parallel search, keyed by implementation state number: the
+/// [`Visited`] policy of the product of a normal form and an implementation.
+///
+/// Per implementation state, the first held set is packed with its provisional id into one
+/// atomic word (`set << 32 | id`; 0 is vacant, the empty set never enters), read without a
+/// lock; further sets live in a striped map under the stripe's lock, which is also taken for
+/// every change of the key's entries. A lock-free reader that finds the first entry covering
+/// the pair (a subset of its set) prunes it: entries are only ever replaced by subsets, so
+/// coverage once seen stays true. When a level ends the held pairs are exactly the minimal
+/// ones among all pairs discovered so far, whatever the order in which workers found them;
+/// a pair found twice in one level keeps its least key (see [`LevelSlots`]).
+pub(crate) struct ConcurrentAntichain<'a, I: TransitionSystem> {
+    nf: &'a NormalForm<'a>,
+    imp: &'a I,
+    first: Segmented<AtomicU64>,
+    more: Box<[Mutex<HashMap<u32, Vec<u64>, WordBuildHasher>>]>,
+    /// Pairs held (for statistics).
+    held: Arc<StdAtomicU64>,
+}
+
+/// Stripes of the antichain's locks.
+const STRIPES: usize = 1024;
+
+#[inline]
+fn pack(set: u32, prov: u32) -> u64 {
+    ((set as u64) << 32) | prov as u64
+}
+
+#[inline]
+fn unpack(entry: u64) -> (u32, u32) {
+    ((entry >> 32) as u32, entry as u32)
+}
+
+impl<'a, I: TransitionSystem> ConcurrentAntichain<'a, I> {
+    /// An empty antichain over the states of `imp` (which must number its states).
+    pub(crate) fn new(nf: &'a NormalForm<'a>, imp: &'a I) -> Self {
+        ConcurrentAntichain {
+            nf,
+            imp,
+            first: Segmented::new(1),
+            more: (0..STRIPES).map(|_| Mutex::new(HashMap::default())).collect(),
+            held: Arc::new(StdAtomicU64::new(0)),
+        }
+    }
+
+    /// The count of pairs held, shared (to read it between levels).
+    pub(crate) fn held(&self) -> Arc<StdAtomicU64> {
+        self.held.clone()
+    }
+
+    /// The number of pairs held now.
+    pub(crate) fn len(&self) -> u64 {
+        // Ordering: Relaxed; read between levels.
+        self.held.load(Ordering::Relaxed)
+    }
+
+    /// What the entry `(u, p)` says of the pair with set `set`: covered, a candidate of the
+    /// level (its key lowered), or nothing.
+    #[inline]
+    fn covers(&self, entry: u64, set: u32, key: u64, slots: &LevelSlots) -> Option<Offer> {
+        let (u, p) = unpack(entry);
+        if u == set {
+            Some(if slots.is_current(p) {
+                Offer::Current(p, slots.lower(p, key))
+            } else {
+                Offer::Covered
+            })
+        } else if self.nf.is_subset(u, set) {
+            Some(Offer::Covered)
+        } else {
+            None
+        }
+    }
+}
+
+impl<I: TransitionSystem> Visited<(u32, I::State)> for ConcurrentAntichain<'_, I> {
+    fn offer(&self, pair: &(u32, I::State), key: u64, level: &mut LevelWriter<'_>) -> Offer {
+        let (set, ref state) = *pair;
+        debug_assert_ne!(set, EMPTY_SET);
+        let slots = level.slots();
+        let number = self
+            .imp
+            .state_number(state)
+            .expect("an implementation that numbers its states");
+        let cell = &self.first.get_or_alloc(number as u64)[0];
+        // Ordering: Acquire; pairs with the Release stores below (the entry's candidate key
+        // was stored before it).
+        let entry = cell.load(Ordering::Acquire);
+        if entry != 0 {
+            if let Some(offer) = self.covers(entry, set, key, slots) {
+                return offer;
+            }
+        }
+        let mut more = self.more[number as usize % STRIPES].lock();
+        // Ordering: Relaxed; every store to the cell is made under this lock.
+        let entry = cell.load(Ordering::Relaxed);
+        if entry != 0 {
+            if let Some(offer) = self.covers(entry, set, key, slots) {
+                return offer;
+            }
+        }
+        if let Some(list) = more.get(&number) {
+            for &e in list {
+                if let Some(offer) = self.covers(e, set, key, slots) {
+                    return offer;
+                }
+            }
+        }
+        let Some(prov) = level.allocate(key) else {
+            return Offer::Full;
+        };
+        // Drop the held supersets of `set` (a candidate of this level among them is removed).
+        let mut removed = 0u64;
+        let mut superset = |e: u64| {
+            let (u, p) = unpack(e);
+            let drop = self.nf.is_subset(set, u);
+            if drop {
+                removed += 1;
+                if slots.is_current(p) {
+                    slots.remove(p);
+                }
+            }
+            drop
+        };
+        let mut first = entry;
+        if first != 0 && superset(first) {
+            first = 0;
+        }
+        let mut list = more.remove(&number).unwrap_or_default();
+        list.retain(|&e| !superset(e));
+        let fresh = pack(set, prov);
+        if first == 0 {
+            first = fresh;
+        } else {
+            list.push(fresh);
+        }
+        if !list.is_empty() {
+            more.insert(number, list);
+        }
+        // Ordering: Release; publishes the candidate's key (stored by `allocate`) to the
+        // lock-free readers.
+        cell.store(first, Ordering::Release);
+        // Ordering: Relaxed; statistics, read between levels.
+        self.held.fetch_add(1, Ordering::Relaxed);
+        self.held.fetch_sub(removed, Ordering::Relaxed);
+        Offer::New(prov)
     }
 }

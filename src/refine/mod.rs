@@ -27,16 +27,25 @@
 //! first use and caches.
 
 mod antichain;
+mod divergence;
 mod engine;
 mod normal;
+mod product;
 pub mod properties;
 pub mod replay;
 
 use serde::Serialize;
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-use crate::explore::{StopReason, StopSignal};
+use crate::explore::{
+    Engine, HashedVisited, LevelObserver, LevelReport, RunOptions, StopReason, StopSignal,
+};
 use crate::lts::Lts;
+use crate::ts::{Label, TransitionSystem, TAU};
+use antichain::ConcurrentAntichain;
+use normal::NormalForm;
+use product::{Product, ProductWitness, SpecEvents};
 
 /// The semantic model of a check (FDR's `[T=`, `[F=`, `[FD=`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -155,6 +164,10 @@ pub struct CheckStats {
     pub spec_sets: u64,
     /// Wall-clock time of the check, in seconds (reading the inputs excluded).
     pub seconds: f64,
+    /// Breadth-first levels of the product searched.
+    pub levels: u32,
+    /// Worker threads.
+    pub threads: usize,
 }
 
 /// The outcome of a check: the verdict (with a counterexample when it fails) and statistics.
@@ -187,6 +200,9 @@ pub enum RefineError {
     /// The product has more pairs than the checker can index.
     #[error("the product has more than {0} pairs: too large to check")]
     TooManyPairs(u64),
+    /// The worker threads could not be started.
+    #[error("{0}")]
+    Threads(String),
     /// A limit (memory, time) or an interrupt stopped the check: no verdict.
     #[error("stopped by {}: the check is incomplete", .0.describe())]
     Stopped(StopReason),
@@ -201,7 +217,7 @@ pub fn check(spec: &Lts, impl_: &Lts, opts: &CheckOptions) -> Result<CheckResult
 }
 
 /// [`check`], stopped with [`RefineError::Stopped`] when `stop` is raised (the search looks at
-/// it every thousand pairs).
+/// it between chunks of pairs).
 pub fn check_until(
     spec: &Lts,
     impl_: &Lts,
@@ -214,10 +230,21 @@ pub fn check_until(
     if impl_.num_states() == 0 {
         return Err(RefineError::NoStates("implementation"));
     }
+    if opts.search == Search::Bfs {
+        let engine =
+            Engine::new(opts.threads).map_err(|e| RefineError::Threads(e.to_string()))?;
+        let checked = check_system(&engine, spec, impl_, opts, &SystemOptions::default(), stop)?;
+        let mut result = checked.result;
+        if let (Some(cex), Some(state)) = (&mut result.counterexample, checked.impl_state) {
+            cex.impl_state = state;
+        }
+        return Ok(result);
+    }
     let start = std::time::Instant::now();
     let (counterexample, mut stats) = engine::run(spec, impl_, opts, stop)?;
     let elapsed: Duration = start.elapsed();
     stats.seconds = elapsed.as_secs_f64();
+    stats.threads = 1;
     if let Some(cex) = &counterexample {
         replay::replay(spec, impl_, opts.model, cex).map_err(RefineError::ReplayFailed)?;
     }
@@ -225,5 +252,185 @@ pub fn check_until(
         model: opts.model,
         counterexample,
         stats,
+    })
+}
+
+/// Options of [`check_system`] beyond the model's.
+#[derive(Clone, Default)]
+pub struct SystemOptions {
+    /// Stop after this many product pairs (the run is then stopped by the state limit).
+    pub max_pairs: Option<u64>,
+    /// Told after each level of the product.
+    pub on_level: Option<LevelObserver>,
+}
+
+/// A check of an implementation given as any [`TransitionSystem`].
+#[derive(Clone, Debug)]
+pub struct SystemCheck<S> {
+    /// The verdict and statistics; a counterexample's `impl_state` is the canonical id of the
+    /// product pair where the violation shows.
+    pub result: CheckResult,
+    /// The implementation's state where the violation shows.
+    pub impl_state: Option<S>,
+    /// The implementation's run to it: `(label, state)` per step, taus included.
+    pub impl_path: Vec<(Label, S)>,
+}
+
+/// Decides whether `imp` refines `spec` in `opts.model`, exploring the product of the
+/// specification's normal form and the implementation on the fly, breadth first, on the
+/// engine's workers. The search ends at the end of the first level with a violation and
+/// returns the least one: a shortest counterexample, the same at every thread count, replayed
+/// on both systems before it is returned. `imp` must number its states
+/// ([`TransitionSystem::state_number`]) for the antichain; with `opts.no_antichain` any system
+/// will do.
+pub fn check_system<I: TransitionSystem>(
+    engine: &Engine,
+    spec: &Lts,
+    imp: &I,
+    opts: &CheckOptions,
+    system_opts: &SystemOptions,
+    stop: &StopSignal,
+) -> Result<SystemCheck<I::State>, RefineError> {
+    if spec.num_states() == 0 {
+        return Err(RefineError::NoStates("specification"));
+    }
+    let start = Instant::now();
+    let events = SpecEvents::new(spec.label_names());
+    let mut nf = NormalForm::new(spec, events.of_label.clone());
+    let model = opts.model;
+    let initial_set = nf.complete(model != Model::Traces, model == Model::FailuresDivergences);
+    let nf = nf;
+    let product = Product::new(&nf, initial_set, &events, imp, model);
+    let mut run_opts = RunOptions {
+        record_transitions: false,
+        max_states: system_opts.max_pairs,
+        on_level: system_opts.on_level.clone(),
+    };
+    let numbered = imp.state_number(&imp.initial_state()).is_some();
+    let (run, max_antichain) = if opts.no_antichain || !numbered {
+        let run = engine.run(
+            &product,
+            &HashedVisited::new(engine.threads()),
+            &run_opts,
+            stop,
+        );
+        let held = run.states.len() as u64;
+        (run, held)
+    } else {
+        let antichain = ConcurrentAntichain::new(&nf, imp);
+        // The antichain's size at each level's end (a figure that does not depend on the
+        // thread count), for statistics.
+        let held = antichain.held();
+        let largest = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let observer = run_opts.on_level.take();
+        let watch = largest.clone();
+        run_opts.on_level = Some(Arc::new(move |report: &LevelReport| {
+            // Ordering: Relaxed, both; statistics read between levels and after the run.
+            let now = held.load(std::sync::atomic::Ordering::Relaxed);
+            watch.fetch_max(now, std::sync::atomic::Ordering::Relaxed);
+            if let Some(o) = &observer {
+                o(report);
+            }
+        }));
+        let run = engine.run(&product, &antichain, &run_opts, stop);
+        // Ordering: Relaxed; read after the run.
+        let largest = largest
+            .load(std::sync::atomic::Ordering::Relaxed)
+            .max(antichain.len());
+        (run, largest)
+    };
+    if let Some(reason) = run.stats.stopped {
+        return Err(RefineError::Stopped(reason));
+    }
+    let pairs = run.states.len() as u64;
+    let mut stats = CheckStats {
+        pairs_explored: pairs,
+        pairs_discovered: pairs,
+        max_working: run
+            .level_starts
+            .windows(2)
+            .map(|w| (w[1] - w[0]) as u64)
+            .chain(std::iter::once(
+                pairs - run.level_starts.last().copied().unwrap_or(0) as u64,
+            ))
+            .max()
+            .unwrap_or(0),
+        antichain_hits: run.stats.transitions.saturating_sub(pairs.saturating_sub(1)),
+        antichain_misses: pairs,
+        max_antichain,
+        spec_sets: nf.num_sets() as u64,
+        seconds: 0.0,
+        levels: run.stats.levels,
+        threads: engine.threads(),
+    };
+    let mut impl_state = None;
+    let mut impl_path = Vec::new();
+    let counterexample = run.witness.as_ref().map(|w| {
+        let path = run.path_to(w.id);
+        impl_path = path
+            .iter()
+            .map(|&(label, id)| (label, run.states[id as usize].1.clone()))
+            .collect();
+        let (set, ref state) = run.states[w.id as usize];
+        impl_state = Some(state.clone());
+        let trace: Vec<String> = path
+            .iter()
+            .filter(|(l, _)| *l != TAU)
+            .map(|&(l, _)| imp.label_name(l))
+            .collect();
+        let (violation, steps) = match w.witness {
+            ProductWitness::Trace { label } => (
+                Violation::Trace {
+                    event: imp.label_name(label),
+                },
+                path.len() + 1,
+            ),
+            ProductWitness::Divergence => (Violation::Divergence, path.len()),
+            ProductWitness::Refusal => {
+                let (enabled, _) = product.enabled(state);
+                let mut refused: Vec<String> = Vec::new();
+                let mut spec_acceptances: Vec<Vec<String>> = Vec::new();
+                for acceptance in nf.acceptances(set) {
+                    let mut named: Vec<String> = Vec::new();
+                    for &e in acceptance {
+                        named.push(events.names[e as usize].clone());
+                        if enabled.binary_search(&e).is_err() {
+                            refused.push(events.names[e as usize].clone());
+                        }
+                    }
+                    named.sort();
+                    spec_acceptances.push(named);
+                }
+                refused.sort();
+                refused.dedup();
+                spec_acceptances.sort();
+                (
+                    Violation::Refusal {
+                        refused,
+                        spec_acceptances,
+                    },
+                    path.len(),
+                )
+            }
+        };
+        Counterexample {
+            trace,
+            impl_state: w.id,
+            steps,
+            violation,
+        }
+    });
+    stats.seconds = start.elapsed().as_secs_f64();
+    if let Some(cex) = &counterexample {
+        replay::replay_run(spec, imp, model, cex, &impl_path).map_err(RefineError::ReplayFailed)?;
+    }
+    Ok(SystemCheck {
+        result: CheckResult {
+            model,
+            counterexample,
+            stats,
+        },
+        impl_state,
+        impl_path,
     })
 }

@@ -6,7 +6,8 @@
 //! successor set for each event (on first expansion) and its minimal acceptance sets (on the
 //! first refusal test).
 
-use std::cell::{Cell, OnceCell};
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::hash::hash_u32_slice;
 use crate::lts::Lts;
@@ -23,6 +24,16 @@ const SUBSET_MEMO_MIN_LEN: usize = if cfg!(debug_assertions) { 2 } else { 48 };
 /// log2 of the memo's entries (few in debug builds, so that collisions are exercised too).
 const SUBSET_MEMO_BITS: u32 = if cfg!(debug_assertions) { 4 } else { 16 };
 
+/// Owners of memo entries: normal forms are numbered from 1, so the empty entries (owner 0)
+/// match none.
+static NEXT_MEMO_OWNER: AtomicU64 = AtomicU64::new(1);
+
+thread_local! {
+    /// Per thread, a direct-mapped cache of `(owner, a << 32 | b, a ⊆ b)` for long sets (the
+    /// antichain compares the same pairs of sets over and over). Allocated on first use.
+    static SUBSET_MEMO: RefCell<Vec<(u64, u64, bool)>> = const { RefCell::new(Vec::new()) };
+}
+
 /// The specification's normal form: interned state sets and their derived data.
 pub(crate) struct NormalForm<'a> {
     spec: &'a Lts,
@@ -35,10 +46,9 @@ pub(crate) struct NormalForm<'a> {
     /// Per set, the bits `1 << (s % 64)` of its members `s`: `a ⊆ b` implies
     /// `sig(a) ⊆ sig(b)`.
     signatures: Vec<u64>,
-    /// Direct-mapped cache of `(a << 32 | b, a ⊆ b)` for long sets. Queries have `a != b`, so
-    /// the initial key 0 (`a = b = 0`) never matches one.
-    /// Allocated on first use.
-    subset_memo: OnceCell<Vec<Cell<(u64, bool)>>>,
+    /// Tells this normal form's entries in the per-thread memo of subset tests
+    /// ([`SUBSET_MEMO`]) from another's.
+    memo_owner: u64,
     /// Open-addressing table of set ids plus one (0 marks a free slot).
     table: Vec<u32>,
     divergent: Vec<bool>,
@@ -72,7 +82,8 @@ impl<'a> NormalForm<'a> {
             members: Vec::new(),
             hashes: Vec::new(),
             signatures: Vec::new(),
-            subset_memo: OnceCell::new(),
+            // Ordering: Relaxed; a unique number is all that is needed.
+            memo_owner: NEXT_MEMO_OWNER.fetch_add(1, Ordering::Relaxed),
             table: vec![0; 1024],
             divergent: Vec::new(),
             succ_at: Vec::new(),
@@ -144,16 +155,24 @@ impl<'a> NormalForm<'a> {
         // recent answers in a direct-mapped cache.
         let key = ((a as u64) << 32) | b as u64;
         let slot = (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - SUBSET_MEMO_BITS)) as usize;
-        let memo = self
-            .subset_memo
-            .get_or_init(|| vec![Cell::new((0, false)); 1 << SUBSET_MEMO_BITS]);
-        let (cached_key, cached) = memo[slot].get();
-        if cached_key == key {
+        let cached = SUBSET_MEMO.with(|memo| {
+            let memo = memo.borrow();
+            memo.get(slot)
+                .filter(|e| e.0 == self.memo_owner && e.1 == key)
+                .map(|e| e.2)
+        });
+        if let Some(cached) = cached {
             debug_assert_eq!(cached, sorted_subset(self.members(a), self.members(b)));
             return cached;
         }
         let result = sorted_subset(self.members(a), self.members(b));
-        memo[slot].set((key, result));
+        SUBSET_MEMO.with(|memo| {
+            let mut memo = memo.borrow_mut();
+            if memo.is_empty() {
+                memo.resize(1 << SUBSET_MEMO_BITS, (0, 0, false));
+            }
+            memo[slot] = (self.memo_owner, key, result);
+        });
         result
     }
 
@@ -285,7 +304,35 @@ impl<'a> NormalForm<'a> {
     /// enabled events refuses. False when `set` has no stable member.
     pub(crate) fn can_refuse_all_but(&mut self, set: u32, enabled: &[u32]) -> bool {
         self.ensure_acceptances(set);
+        self.can_refuse_all_but_computed(set, enabled)
+    }
+
+    /// [`NormalForm::can_refuse_all_but`] for a set whose acceptances are computed.
+    #[inline]
+    pub(crate) fn can_refuse_all_but_computed(&self, set: u32, enabled: &[u32]) -> bool {
         self.acceptances(set).any(|a| sorted_subset(a, enabled))
+    }
+
+    /// Builds the whole normal form reachable from the initial set, as FDR does before a
+    /// check: every set's successors, and (`acceptances`) its minimal acceptances. With
+    /// `divergence_is_chaos` (the failures-divergences model), divergent sets get no
+    /// successors: nothing after a divergence matters. Afterwards the normal form is only
+    /// read, so workers share it. Returns the initial set.
+    pub(crate) fn complete(&mut self, acceptances: bool, divergence_is_chaos: bool) -> u32 {
+        let init = self.initial_set();
+        let mut next = 0u32;
+        while (next as usize) < self.num_sets() {
+            let set = next;
+            next += 1;
+            if acceptances {
+                self.ensure_acceptances(set);
+            }
+            if set == EMPTY_SET || (divergence_is_chaos && self.is_divergent(set)) {
+                continue;
+            }
+            self.ensure_successors(set);
+        }
+        init
     }
 
     /// Puts the sorted tau-closure of `seeds` into `self.closure`: the union of the seeds'

@@ -437,11 +437,11 @@ impl AssertionRun {
             p(Progress::Exploring(&self.script.show_proc(process)));
         }
         let on_level: Option<LevelObserver> = progress.clone().map(|p| {
-            Arc::new(move |levels, states, transitions| {
+            Arc::new(move |r: &crate::explore::LevelReport| {
                 p(Progress::Level {
-                    levels,
-                    states,
-                    transitions,
+                    levels: r.level,
+                    states: r.states,
+                    transitions: r.transitions,
                 })
             }) as LevelObserver
         });

@@ -1,0 +1,665 @@
+//! The level-synchronous parallel breadth-first engine, with canonical ids.
+//!
+//! An [`Engine`] owns one pool of worker threads for a whole run. It drives any [`Driven`]
+//! system (a process being explored, the product of a normal form and an implementation, a
+//! process under a property test): the workers share each BFS level, expand its states in
+//! chunks, and offer every successor to a [`Visited`] policy (an exact index, or an antichain
+//! that prunes covered states), which tells new states from known ones.
+//!
+//! # Canonical ids
+//!
+//! A successor found by the `k`-th step of the state with id `p` has the *key* `(p, k)`. While
+//! a level runs, each new state keeps the least key of the steps that found it (a candidate
+//! of the level, named by a provisional id, see [`LevelSlots`]). When the level ends, its
+//! surviving candidates are sorted by key and given the next ids in that order, and each keeps
+//! the step of its least key as its parent. Since a system emits a state's successors in an
+//! order that depends only on the state ([`TransitionSystem::for_each_successor`]), ids,
+//! parents and everything derived from them (counterexamples, written LTSs) are the same at
+//! every thread count, with no renumbering pass.
+//!
+//! # Witnesses
+//!
+//! Expanding a state may find a violation at the state itself ([`Found::AtState`]) or at one
+//! of its steps ([`Found::AtStep`], one step deeper). The search ends at the end of the first
+//! level in which one is found, and picks the least by (depth, id): a shortest one, the same at
+//! every thread count.
+
+use std::sync::atomic::{AtomicBool, AtomicU64 as StdAtomicU64, Ordering};
+use std::time::Instant;
+
+use dashmap::DashMap;
+use rayon::prelude::*;
+
+use super::index::Segmented;
+use super::limits::{StopReason, StopSignal};
+use super::{ExploreError, ExploreStats, LevelObserver, LevelReport, WORKER_STACK_BYTES};
+use crate::sync::shim::{AtomicU32, AtomicU64};
+use crate::ts::{Label, TransitionSystem};
+
+/// States expanded by a worker between two looks at the stop signal.
+const CHUNK: usize = 64;
+
+/// A system the engine drives: an initial state and an expansion that emits successors and
+/// may find a violation.
+pub trait Driven: Sync {
+    /// A state of the search.
+    type State: Clone + Send + Sync;
+    /// What a violation found by [`Driven::expand`] carries.
+    type Witness: Send;
+
+    /// The initial state.
+    fn initial_state(&self) -> Self::State;
+
+    /// Emits the successors of `state` (in an order that depends only on `state`), or finds a
+    /// violation at it or at one of its steps.
+    fn expand(
+        &self,
+        state: &Self::State,
+        emit: &mut dyn FnMut(Label, Self::State),
+    ) -> Option<Found<Self::Witness>>;
+}
+
+/// A violation found by expanding a state.
+#[derive(Debug)]
+pub enum Found<W> {
+    /// At the state itself (a deadlock, a refusal, a divergence).
+    AtState(W),
+    /// At a step out of the state (an event the specification cannot do): one step deeper.
+    AtStep(W),
+}
+
+/// What a [`Visited`] policy says of a state offered to it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Offer {
+    /// New: this offer made it a candidate of the level, with this provisional id.
+    New(u32),
+    /// Already a candidate of the level; whether this step's key was less than its least
+    /// one so far (and replaced it).
+    Current(u32, bool),
+    /// Known from an earlier level, with this provisional id.
+    Old(u32),
+    /// Covered by a known state (an antichain's pruning): not kept.
+    Covered,
+    /// New, but the provisional ids are used up: not kept (the run stops at the level's end).
+    Full,
+}
+
+/// How the engine tells new states from known ones.
+pub trait Visited<S>: Sync {
+    /// Offers `state`, found by the step with key `key`, to the level that `level` writes
+    /// to. Called concurrently by the workers, each with its own writer.
+    fn offer(&self, state: &S, key: u64, level: &mut LevelWriter<'_>) -> Offer;
+}
+
+/// A worker's access to the candidates of a level: it takes provisional ids in blocks, so
+/// that workers do not contend for one counter (and their candidates' keys lie apart).
+pub struct LevelWriter<'a> {
+    slots: &'a LevelSlots,
+    next: u64,
+    end: u64,
+}
+
+/// Provisional ids a worker takes at a time.
+const PROVISIONAL_BLOCK: u64 = 64;
+
+impl<'a> LevelWriter<'a> {
+    /// A writer to the level of `slots`.
+    pub fn new(slots: &'a LevelSlots) -> Self {
+        LevelWriter {
+            slots,
+            next: 0,
+            end: 0,
+        }
+    }
+
+    /// A new candidate found by the step `key`; `None` when provisional ids are used up.
+    /// The caller publishes the id to other workers with release ordering (or a lock), so
+    /// that they see its key before they lower it.
+    #[inline]
+    pub fn allocate(&mut self, key: u64) -> Option<u32> {
+        if self.next == self.end {
+            // Ordering: Relaxed; blocks need only be disjoint.
+            self.next = self
+                .slots
+                .next
+                .fetch_add(PROVISIONAL_BLOCK, Ordering::Relaxed);
+            self.end = self.next + PROVISIONAL_BLOCK;
+        }
+        let p = self.next;
+        if p >= PROVISIONAL_LIMIT {
+            return None;
+        }
+        self.next += 1;
+        let cell = &self.slots.keys.get_or_alloc(p - self.slots.base as u64)[0];
+        // Ordering: Relaxed; published by the caller (see above).
+        cell.store(key + 1, Ordering::Relaxed);
+        Some(p as u32)
+    }
+
+    /// The level's slots.
+    #[inline]
+    pub fn slots(&self) -> &'a LevelSlots {
+        self.slots
+    }
+}
+
+/// The candidates of one level: provisional ids from `base` on, each with the least key that
+/// found it (stored plus one; 0 marks a candidate removed by an antichain, or an id of a
+/// worker's block left unused).
+pub struct LevelSlots {
+    base: u32,
+    /// The next provisional id (wider than `u32` so that running out is seen, not wrapped).
+    next: StdAtomicU64,
+    keys: Segmented<AtomicU64>,
+}
+
+/// Provisional ids stop below this (`u32::MAX` is reserved).
+const PROVISIONAL_LIMIT: u64 = u32::MAX as u64 - 1;
+
+impl LevelSlots {
+    /// Slots of a level whose first provisional id is `base`.
+    pub fn new(base: u32) -> LevelSlots {
+        LevelSlots {
+            base,
+            next: StdAtomicU64::new(base as u64),
+            keys: Segmented::new(1),
+        }
+    }
+
+    /// Whether `prov` is a candidate of this level (else of an earlier one).
+    #[inline]
+    pub fn is_current(&self, prov: u32) -> bool {
+        prov >= self.base
+    }
+
+    /// Lowers the key of candidate `prov` of this level to `key` if that is less; returns
+    /// whether it did.
+    #[inline]
+    pub fn lower(&self, prov: u32, key: u64) -> bool {
+        let cell = &self.keys.get((prov - self.base) as u64)[0];
+        // Ordering: Relaxed; a read-modify-write sees the latest value, and the keys are read
+        // only after the level's join.
+        let held = cell.load(Ordering::Relaxed);
+        held > key + 1 && cell.fetch_min(key + 1, Ordering::Relaxed) > key + 1
+    }
+
+    /// Removes candidate `prov` of this level (an antichain found a smaller one).
+    #[inline]
+    pub fn remove(&self, prov: u32) {
+        let cell = &self.keys.get((prov - self.base) as u64)[0];
+        // Ordering: Relaxed; 0 is below every key, so no later lowering undoes it.
+        cell.store(0, Ordering::Relaxed);
+    }
+
+    /// The least key of candidate `prov`, or `None` if it was removed.
+    fn key(&self, prov: u32) -> Option<u64> {
+        // Ordering: Relaxed; read after the level's join.
+        let k = self.keys.get((prov - self.base) as u64)[0].load(Ordering::Relaxed);
+        k.checked_sub(1)
+    }
+
+    /// The first provisional id of the next level.
+    fn end(&self) -> u32 {
+        // Ordering: Relaxed; read after the level's join.
+        self.next.load(Ordering::Relaxed).min(PROVISIONAL_LIMIT) as u32
+    }
+}
+
+/// The parent id in a key.
+#[inline]
+fn parent_of(key: u64) -> u32 {
+    (key >> 32) as u32
+}
+
+/// An exact index for a system that numbers its states ([`TransitionSystem::state_number`]):
+/// the provisional id of each number (plus one; 0: not met).
+pub struct NumberedVisited<'a, T: TransitionSystem> {
+    ts: &'a T,
+    prov_of: Segmented<AtomicU32>,
+}
+
+impl<'a, T: TransitionSystem> NumberedVisited<'a, T> {
+    /// An empty index of `ts`'s states.
+    pub fn new(ts: &'a T) -> Self {
+        NumberedVisited {
+            ts,
+            prov_of: Segmented::new(1),
+        }
+    }
+}
+
+impl<T: TransitionSystem> Visited<T::State> for NumberedVisited<'_, T> {
+    #[inline]
+    fn offer(&self, state: &T::State, key: u64, level: &mut LevelWriter<'_>) -> Offer {
+        let slots = level.slots();
+        let number = self.ts.state_number(state).expect("a numbered system");
+        let cell = &self.prov_of.get_or_alloc(number as u64)[0];
+        // Ordering: Acquire; pairs with the Release below, so that the candidate's key is
+        // seen before it is lowered.
+        let mut held = cell.load(Ordering::Acquire);
+        if held == 0 {
+            let Some(p) = level.allocate(key) else {
+                return Offer::Full;
+            };
+            // Ordering: AcqRel on success publishes the key stored by `allocate`; Acquire on
+            // failure sees the winner's.
+            match cell.compare_exchange(0, p + 1, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => return Offer::New(p),
+                Err(winner) => {
+                    slots.remove(p);
+                    held = winner;
+                }
+            }
+        }
+        known(held - 1, key, slots)
+    }
+}
+
+/// The offer of a state known by provisional id `prov`.
+#[inline]
+fn known(prov: u32, key: u64, slots: &LevelSlots) -> Offer {
+    if slots.is_current(prov) {
+        Offer::Current(prov, slots.lower(prov, key))
+    } else {
+        Offer::Old(prov)
+    }
+}
+
+/// An exact index for any system: a concurrent map from states to provisional ids.
+pub struct HashedVisited<S: std::hash::Hash + Eq> {
+    index: DashMap<S, u32, crate::hash::WordBuildHasher>,
+}
+
+impl<S: std::hash::Hash + Eq + Clone> HashedVisited<S> {
+    /// An empty index for `threads` workers.
+    pub fn new(threads: usize) -> Self {
+        // Many more shards than threads: two workers then rarely want the same shard's lock.
+        let shards = (threads.max(1) * 256).next_power_of_two();
+        HashedVisited {
+            index: DashMap::with_hasher_and_shard_amount(Default::default(), shards),
+        }
+    }
+}
+
+impl<S: std::hash::Hash + Eq + Clone + Send + Sync> Visited<S> for HashedVisited<S> {
+    #[inline]
+    fn offer(&self, state: &S, key: u64, level: &mut LevelWriter<'_>) -> Offer {
+        let slots = level.slots();
+        if let Some(p) = self.index.get(state) {
+            return known(*p, key, slots);
+        }
+        match self.index.entry(state.clone()) {
+            dashmap::mapref::entry::Entry::Occupied(e) => known(*e.get(), key, slots),
+            // The shard's lock publishes the key stored by `allocate`.
+            dashmap::mapref::entry::Entry::Vacant(v) => match level.allocate(key) {
+                Some(p) => {
+                    v.insert(p);
+                    Offer::New(p)
+                }
+                None => Offer::Full,
+            },
+        }
+    }
+}
+
+/// Options of one run of the engine.
+#[derive(Clone, Default)]
+pub struct RunOptions {
+    /// Keep every transition `(source id, label, target id)` (targets that are kept states).
+    pub record_transitions: bool,
+    /// Keep at most this many states: the run stops at the end of the level that reaches it
+    /// (the level's first states in canonical order are kept).
+    pub max_states: Option<u64>,
+    /// Told after each level.
+    pub on_level: Option<LevelObserver>,
+}
+
+/// A violation chosen at the end of a search.
+#[derive(Debug)]
+pub struct Witnessed<W> {
+    /// The id of the state where it was found (for a step, the step's source).
+    pub id: u32,
+    /// Whether it is at a step out of that state (one step deeper).
+    pub at_step: bool,
+    /// The system's witness.
+    pub witness: W,
+}
+
+/// The result of a run: the states by canonical id, one parent per state (the least step
+/// to it), the deadlocks, the transitions on request, the violation found, statistics.
+pub struct Run<S, W> {
+    /// State of each id; id 0 is the initial state.
+    pub states: Vec<S>,
+    /// For each id but 0: the id of its parent (one level up) and the label of the step.
+    pub parents: Vec<(u32, Label)>,
+    /// The BFS level (depth) of each id is implicit: ids are in level order; this gives the
+    /// first id of each level.
+    pub level_starts: Vec<u32>,
+    /// Ids of states without successors (and without a violation), increasing.
+    pub deadlocks: Vec<u32>,
+    /// Recorded transitions `(source, label, target)`, sorted, when asked for.
+    pub transitions: Vec<(u32, Label, u32)>,
+    /// The least violation of the first level that had one.
+    pub witness: Option<Witnessed<W>>,
+    /// Statistics (states are the ids given).
+    pub stats: ExploreStats,
+}
+
+impl<S, W> Run<S, W> {
+    /// The labels of the least path from the initial state to `id`.
+    pub fn trace_to(&self, id: u32) -> Vec<Label> {
+        self.path_to(id).into_iter().map(|(l, _)| l).collect()
+    }
+
+    /// The steps `(label, id reached)` of the least path from the initial state to `id`.
+    pub fn path_to(&self, id: u32) -> Vec<(Label, u32)> {
+        let mut path = Vec::new();
+        let mut at = id;
+        while at != 0 {
+            let (parent, label) = self.parents[at as usize];
+            path.push((label, at));
+            at = parent;
+        }
+        path.reverse();
+        path
+    }
+
+    /// The depth (BFS level) of `id`.
+    pub fn depth(&self, id: u32) -> u32 {
+        (self.level_starts.partition_point(|&start| start <= id) - 1) as u32
+    }
+}
+
+/// What one worker found in its share of a level.
+struct LevelPart<'a, S, W> {
+    writer: LevelWriter<'a>,
+    /// New candidates: (provisional id, state, key and label of the step that found it).
+    candidates: Vec<(u32, S, u64, Label)>,
+    /// Steps that lowered the key of a candidate: (provisional id, key, label).
+    lowered: Vec<(u32, u64, Label)>,
+    /// Recorded transitions with provisional targets.
+    transitions: Vec<(u32, Label, u32)>,
+    transition_count: u64,
+    deadlocks: Vec<u32>,
+    witnesses: Vec<(bool, u32, W)>,
+}
+
+impl<'a, S, W> LevelPart<'a, S, W> {
+    fn new(slots: &'a LevelSlots) -> Self {
+        LevelPart {
+            writer: LevelWriter::new(slots),
+            candidates: Vec::new(),
+            lowered: Vec::new(),
+            transitions: Vec::new(),
+            transition_count: 0,
+            deadlocks: Vec::new(),
+            witnesses: Vec::new(),
+        }
+    }
+}
+
+/// The engine: a pool of worker threads, kept for a whole run of searches.
+pub struct Engine {
+    pool: rayon::ThreadPool,
+    threads: usize,
+}
+
+impl Engine {
+    /// An engine with `threads` workers (at least 1).
+    pub fn new(threads: usize) -> Result<Engine, ExploreError> {
+        let threads = threads.max(1);
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            // Successor functions may recurse deeply (nested process terms): reserve room
+            // (virtual memory only; pages are touched as used).
+            .stack_size(WORKER_STACK_BYTES)
+            .build()
+            .map_err(|e| ExploreError::Threads {
+                threads,
+                reason: e.to_string(),
+            })?;
+        Ok(Engine { pool, threads })
+    }
+
+    /// The number of workers.
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+
+    /// Runs `f` on the engine's workers (for work that is not a search, e.g. building a
+    /// normal form with rayon).
+    pub fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
+        self.pool.install(f)
+    }
+
+    /// Searches `system` breadth first until it is finished, a violation is found (the run
+    /// ends with that level), a limit of `opts` is reached or `stop` is raised (looked at
+    /// between chunks of states). A stopped run keeps the levels it finished.
+    pub fn run<D: Driven, V: Visited<D::State>>(
+        &self,
+        system: &D,
+        visited: &V,
+        opts: &RunOptions,
+        stop: &StopSignal,
+    ) -> Run<D::State, D::Witness> {
+        self.pool
+            .install(|| run_in_pool(system, visited, opts, stop, self.threads))
+    }
+}
+
+fn run_in_pool<D: Driven, V: Visited<D::State>>(
+    system: &D,
+    visited: &V,
+    opts: &RunOptions,
+    stop: &StopSignal,
+    threads: usize,
+) -> Run<D::State, D::Witness> {
+    let start = Instant::now();
+    let max_states = opts.max_states.unwrap_or(u64::MAX).min(u32::MAX as u64 - 1) as usize;
+    let initial = system.initial_state();
+    let seed = LevelSlots::new(0);
+    let Offer::New(first) = visited.offer(&initial, 0, &mut LevelWriter::new(&seed)) else {
+        unreachable!("the first state offered is new");
+    };
+    // The id of each provisional id (recording transitions only; u32::MAX: none).
+    let mut id_of_prov: Vec<u32> = Vec::new();
+    if opts.record_transitions {
+        set_id(&mut id_of_prov, first, 0);
+    }
+    let mut base = seed.end();
+    drop(seed);
+    let mut states = vec![initial];
+    let mut parents = vec![(0u32, 0 as Label)];
+    let mut level_starts = vec![0u32];
+    let mut deadlocks = Vec::new();
+    let mut transitions = Vec::new();
+    let mut transition_count = 0u64;
+    let mut witness = None;
+    let mut levels = 0u32;
+    let mut level_start = 0usize;
+    while level_start < states.len() {
+        levels += 1;
+        let slots = LevelSlots::new(base);
+        let full = AtomicBool::new(false);
+        // Once a violation is found, the level's other states are still expanded (a lesser
+        // one may be among them) but their successors are not kept.
+        let found = AtomicBool::new(false);
+        let parts: Vec<LevelPart<D::State, D::Witness>> = states[level_start..]
+            .par_chunks(CHUNK)
+            .enumerate()
+            .fold(|| LevelPart::new(&slots), |mut part, (chunk, members)| {
+                if stop.is_raised() {
+                    return part;
+                }
+                let first_id = (level_start + chunk * CHUNK) as u32;
+                for (i, state) in members.iter().enumerate() {
+                    let id = first_id + i as u32;
+                    let mut k = 0u32;
+                    let outcome = system.expand(state, &mut |label, target| {
+                        let key = ((id as u64) << 32) | k as u64;
+                        k += 1;
+                        part.transition_count += 1;
+                        // Ordering: Relaxed; a hint that saves work, read again at the end.
+                        if found.load(Ordering::Relaxed) {
+                            return;
+                        }
+                        let target_prov = match visited.offer(&target, key, &mut part.writer) {
+                            Offer::New(p) => {
+                                part.candidates.push((p, target, key, label));
+                                p
+                            }
+                            Offer::Current(p, lowered) => {
+                                if lowered {
+                                    part.lowered.push((p, key, label));
+                                }
+                                p
+                            }
+                            Offer::Old(p) => p,
+                            Offer::Covered => return,
+                            Offer::Full => {
+                                full.store(true, Ordering::Relaxed);
+                                return;
+                            }
+                        };
+                        if opts.record_transitions {
+                            part.transitions.push((id, label, target_prov));
+                        }
+                    });
+                    match outcome {
+                        Some(Found::AtState(w)) => {
+                            found.store(true, Ordering::Relaxed);
+                            part.witnesses.push((false, id, w));
+                        }
+                        Some(Found::AtStep(w)) => {
+                            found.store(true, Ordering::Relaxed);
+                            part.witnesses.push((true, id, w));
+                        }
+                        None if k == 0 => part.deadlocks.push(id),
+                        None => {}
+                    }
+                }
+                part
+            })
+            .collect();
+        let mut candidates = Vec::new();
+        let mut lowered = Vec::new();
+        let mut witnesses = Vec::new();
+        for part in parts {
+            transition_count += part.transition_count;
+            transitions.extend(part.transitions);
+            deadlocks.extend(part.deadlocks);
+            candidates.extend(part.candidates);
+            lowered.extend(part.lowered);
+            witnesses.extend(part.witnesses);
+        }
+        if stop.is_raised() {
+            break;
+        }
+        if !witnesses.is_empty() {
+            // The least by (depth, id): a violation at a state before one at a step.
+            witness = witnesses
+                .into_iter()
+                .min_by_key(|&(at_step, id, _)| (at_step, id))
+                .map(|(at_step, id, witness)| Witnessed {
+                    id,
+                    at_step,
+                    witness,
+                });
+            break;
+        }
+        // The surviving candidates, with their least keys, in canonical order.
+        let mut kept: Vec<(u64, u32, D::State, Label)> = candidates
+            .into_par_iter()
+            .filter_map(|(p, state, key, label)| {
+                slots.key(p).map(|least| (least, p, state, if least == key { label } else { Label::MAX }))
+            })
+            .collect();
+        kept.par_sort_unstable_by_key(|c| c.0);
+        if kept.iter().any(|c| c.3 == Label::MAX) {
+            // Labels of least keys found by other steps than the candidates' own.
+            let mut label_of: std::collections::HashMap<u32, Label> = Default::default();
+            for (p, key, label) in lowered {
+                if slots.key(p) == Some(key) {
+                    label_of.insert(p, label);
+                }
+            }
+            for c in kept.iter_mut().filter(|c| c.3 == Label::MAX) {
+                c.3 = label_of[&c.1];
+            }
+        }
+        let room = max_states.saturating_sub(states.len());
+        if kept.len() > room {
+            kept.truncate(room);
+            stop.stop(StopReason::StateLimit);
+        }
+        level_start = states.len();
+        if !kept.is_empty() {
+            level_starts.push(level_start as u32);
+        }
+        for (i, (key, p, state, label)) in kept.into_iter().enumerate() {
+            if opts.record_transitions {
+                set_id(&mut id_of_prov, p, (level_start + i) as u32);
+            }
+            parents.push((parent_of(key), label));
+            states.push(state);
+        }
+        base = slots.end();
+        if let Some(report) = &opts.on_level {
+            report(&LevelReport {
+                level: levels,
+                states: states.len() as u64,
+                transitions: transition_count,
+                seconds: start.elapsed().as_secs_f64(),
+            });
+        }
+        // Ordering: Relaxed; read after the level's join.
+        if full.load(Ordering::Relaxed) {
+            stop.stop(StopReason::StateLimit);
+        }
+        if stop.is_raised() {
+            break;
+        }
+    }
+    if opts.record_transitions {
+        // Targets are provisional ids: make them ids (dropping states not kept).
+        transitions.retain_mut(|t| match id_of_prov.get(t.2 as usize) {
+            Some(&id) if id != u32::MAX => {
+                t.2 = id;
+                true
+            }
+            _ => false,
+        });
+        transitions.par_sort_unstable();
+    }
+    deadlocks.sort_unstable();
+    let seconds = start.elapsed().as_secs_f64();
+    let stopped = stop.reason();
+    let stats = ExploreStats {
+        states: states.len() as u64,
+        transitions: transition_count,
+        deadlocks: deadlocks.len() as u64,
+        levels,
+        seconds,
+        states_per_second: states.len() as f64 / seconds.max(1e-9),
+        threads,
+        complete: stopped.is_none(),
+        stopped,
+    };
+    Run {
+        states,
+        parents,
+        level_starts,
+        deadlocks,
+        transitions,
+        witness,
+        stats,
+    }
+}
+
+/// Records `id` for provisional id `prov`.
+fn set_id(id_of_prov: &mut Vec<u32>, prov: u32, id: u32) {
+    if id_of_prov.len() <= prov as usize {
+        id_of_prov.resize(prov as usize + 1, u32::MAX);
+    }
+    id_of_prov[prov as usize] = id;
+}

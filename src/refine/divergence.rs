@@ -1,0 +1,176 @@
+//! Divergence of implementation states, found on the fly: a state diverges when it can
+//! perform an infinite sequence of taus, that is, when a tau path from it reaches a tau cycle.
+//!
+//! The answer for a state is computed by Tarjan's algorithm over the tau edges reachable from
+//! it, and remembered for every state that search completes (two bits per state number), so
+//! each state's tau successors are enumerated about once however many workers ask. Two workers
+//! may search overlapping regions at the same time; they find the same answers (divergence is a
+//! property of the state), so their writes agree.
+
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+
+use crate::explore::index::Segmented;
+use crate::sync::shim::AtomicU64;
+use crate::ts::{TransitionSystem, TAU};
+
+// A state not yet known has the bits 0.
+const CONVERGES: u64 = 1;
+const DIVERGES: u64 = 2;
+
+/// The divergence of the states of a system that numbers its states, remembered.
+pub(crate) struct DivergenceMemo<'a, T: TransitionSystem> {
+    ts: &'a T,
+    /// Two bits per state number, 32 numbers per word.
+    memo: Segmented<AtomicU64>,
+}
+
+/// A state on Tarjan's stack, with its tau successors still to visit.
+struct Frame<S> {
+    node: usize,
+    successors: Vec<S>,
+    next: usize,
+}
+
+impl<'a, T: TransitionSystem> DivergenceMemo<'a, T> {
+    /// Nothing known yet of `ts`'s states.
+    pub(crate) fn new(ts: &'a T) -> Self {
+        DivergenceMemo {
+            ts,
+            memo: Segmented::new(1),
+        }
+    }
+
+    fn number(&self, state: &T::State) -> u64 {
+        self.ts
+            .state_number(state)
+            .expect("a system that numbers its states") as u64
+    }
+
+    fn known(&self, number: u64) -> u64 {
+        let word = &self.memo.get_or_alloc(number / 32)[0];
+        // Ordering: Relaxed; the bits are facts about the state, valid whoever wrote them.
+        (word.load(Ordering::Relaxed) >> (2 * (number % 32))) & 3
+    }
+
+    fn remember(&self, number: u64, diverges: bool) {
+        let word = &self.memo.get_or_alloc(number / 32)[0];
+        let bits = if diverges { DIVERGES } else { CONVERGES };
+        // Ordering: Relaxed; see `known`.
+        word.fetch_or(bits << (2 * (number % 32)), Ordering::Relaxed);
+    }
+
+    fn tau_successors(&self, state: &T::State) -> Vec<T::State> {
+        let mut out = Vec::new();
+        self.ts.for_each_successor(state, &mut |label, target| {
+            if label == TAU {
+                out.push(target);
+            }
+        });
+        out
+    }
+
+    /// Whether `state` can perform infinitely many taus.
+    pub(crate) fn diverges(&self, state: &T::State) -> bool {
+        match self.known(self.number(state)) {
+            CONVERGES => return false,
+            DIVERGES => return true,
+            _ => {}
+        }
+        // Tarjan's algorithm over the tau edges, iterative; `div` of a node: it has a tau
+        // successor known to diverge, or a tau edge inside its component.
+        let mut index: HashMap<u64, usize> = HashMap::new();
+        let mut numbers: Vec<u64> = Vec::new();
+        let mut low: Vec<usize> = Vec::new();
+        let mut on_stack: Vec<bool> = Vec::new();
+        let mut div: Vec<bool> = Vec::new();
+        let mut stack: Vec<usize> = Vec::new();
+        let mut frames: Vec<Frame<T::State>> = Vec::new();
+        let open = |state: &T::State,
+                        index: &mut HashMap<u64, usize>,
+                        numbers: &mut Vec<u64>,
+                        low: &mut Vec<usize>,
+                        on_stack: &mut Vec<bool>,
+                        div: &mut Vec<bool>,
+                        stack: &mut Vec<usize>,
+                        frames: &mut Vec<Frame<T::State>>| {
+            let number = self.number(state);
+            let node = numbers.len();
+            index.insert(number, node);
+            numbers.push(number);
+            low.push(node);
+            on_stack.push(true);
+            div.push(false);
+            stack.push(node);
+            frames.push(Frame {
+                node,
+                successors: self.tau_successors(state),
+                next: 0,
+            });
+        };
+        open(
+            state,
+            &mut index,
+            &mut numbers,
+            &mut low,
+            &mut on_stack,
+            &mut div,
+            &mut stack,
+            &mut frames,
+        );
+        while let Some(frame) = frames.last_mut() {
+            let v = frame.node;
+            if frame.next < frame.successors.len() {
+                let w_state = frame.successors[frame.next].clone();
+                frame.next += 1;
+                let w_number = self.number(&w_state);
+                match index.get(&w_number) {
+                    Some(&w) => {
+                        if on_stack[w] {
+                            // A tau edge inside the component: a cycle.
+                            div[v] = true;
+                            low[v] = low[v].min(w);
+                        } else if div[w] {
+                            div[v] = true;
+                        }
+                    }
+                    None => match self.known(w_number) {
+                        DIVERGES => div[v] = true,
+                        CONVERGES => {}
+                        _ => open(
+                            &w_state,
+                            &mut index,
+                            &mut numbers,
+                            &mut low,
+                            &mut on_stack,
+                            &mut div,
+                            &mut stack,
+                            &mut frames,
+                        ),
+                    },
+                }
+                continue;
+            }
+            frames.pop();
+            if let Some(parent) = frames.last() {
+                let p = parent.node;
+                low[p] = low[p].min(low[v]);
+                // A successor in the same component shares its cycle; one below it passes
+                // its divergence up.
+                div[p] |= div[v];
+            }
+            if low[v] == v {
+                // `v` roots a component: it diverges if any member does.
+                let at = stack.iter().rposition(|&x| x == v).expect("on the stack");
+                let members: Vec<usize> = stack.drain(at..).collect();
+                let diverges = members.iter().any(|&m| div[m]);
+                for m in members {
+                    on_stack[m] = false;
+                    div[m] = diverges;
+                    self.remember(numbers[m], diverges);
+                }
+            }
+        }
+        div[0]
+    }
+}
