@@ -12,6 +12,7 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use super::normal::{NormalForm, EMPTY_SET};
+use super::shared_normal::SharedNormalForm;
 use crate::explore::index::Segmented;
 use crate::explore::{LevelSlots, LevelWriter, Offer, Visited};
 use crate::hash::WordBuildHasher;
@@ -131,7 +132,7 @@ impl Antichain {
 /// ones among all pairs discovered so far, whatever the order in which workers found them;
 /// a pair found twice in one level keeps its least key (see [`LevelSlots`]).
 pub(crate) struct ConcurrentAntichain<'a, I: TransitionSystem> {
-    nf: &'a NormalForm<'a>,
+    nf: &'a SharedNormalForm<'a>,
     imp: &'a I,
     first: Segmented<AtomicU64>,
     more: Box<[Mutex<HashMap<u32, Vec<u64>, WordBuildHasher>>]>,
@@ -154,7 +155,7 @@ fn unpack(entry: u64) -> (u32, u32) {
 
 impl<'a, I: TransitionSystem> ConcurrentAntichain<'a, I> {
     /// An empty antichain over the states of `imp` (which must number its states).
-    pub(crate) fn new(nf: &'a NormalForm<'a>, imp: &'a I) -> Self {
+    pub(crate) fn new(nf: &'a SharedNormalForm<'a>, imp: &'a I) -> Self {
         ConcurrentAntichain {
             nf,
             imp,

@@ -31,6 +31,7 @@ mod divergence;
 mod engine;
 mod normal;
 mod product;
+mod shared_normal;
 pub mod properties;
 pub mod replay;
 
@@ -44,7 +45,7 @@ use crate::explore::{
 use crate::lts::Lts;
 use crate::ts::{Label, TransitionSystem, TAU};
 use antichain::ConcurrentAntichain;
-use normal::NormalForm;
+use shared_normal::SharedNormalForm;
 use product::{Product, ProductWitness, SpecEvents};
 
 /// The semantic model of a check (FDR's `[T=`, `[F=`, `[FD=`).
@@ -296,11 +297,9 @@ pub fn check_system<I: TransitionSystem>(
     }
     let start = Instant::now();
     let events = SpecEvents::new(spec.label_names());
-    let mut nf = NormalForm::new(spec, events.of_label.clone());
+    let nf = SharedNormalForm::new(spec, events.of_label.clone());
     let model = opts.model;
-    let initial_set = nf.complete(model != Model::Traces, model == Model::FailuresDivergences);
-    let nf = nf;
-    let product = Product::new(&nf, initial_set, &events, imp, model);
+    let product = Product::new(&nf, &events, imp, model);
     let mut run_opts = RunOptions {
         record_transitions: false,
         max_states: system_opts.max_pairs,
@@ -392,7 +391,7 @@ pub fn check_system<I: TransitionSystem>(
                 let mut spec_acceptances: Vec<Vec<String>> = Vec::new();
                 for acceptance in nf.acceptances(set) {
                     let mut named: Vec<String> = Vec::new();
-                    for &e in acceptance {
+                    for &e in acceptance.iter() {
                         named.push(events.names[e as usize].clone());
                         if enabled.binary_search(&e).is_err() {
                             refused.push(events.names[e as usize].clone());

@@ -304,35 +304,7 @@ impl<'a> NormalForm<'a> {
     /// enabled events refuses. False when `set` has no stable member.
     pub(crate) fn can_refuse_all_but(&mut self, set: u32, enabled: &[u32]) -> bool {
         self.ensure_acceptances(set);
-        self.can_refuse_all_but_computed(set, enabled)
-    }
-
-    /// [`NormalForm::can_refuse_all_but`] for a set whose acceptances are computed.
-    #[inline]
-    pub(crate) fn can_refuse_all_but_computed(&self, set: u32, enabled: &[u32]) -> bool {
         self.acceptances(set).any(|a| sorted_subset(a, enabled))
-    }
-
-    /// Builds the whole normal form reachable from the initial set, as FDR does before a
-    /// check: every set's successors, and (`acceptances`) its minimal acceptances. With
-    /// `divergence_is_chaos` (the failures-divergences model), divergent sets get no
-    /// successors: nothing after a divergence matters. Afterwards the normal form is only
-    /// read, so workers share it. Returns the initial set.
-    pub(crate) fn complete(&mut self, acceptances: bool, divergence_is_chaos: bool) -> u32 {
-        let init = self.initial_set();
-        let mut next = 0u32;
-        while (next as usize) < self.num_sets() {
-            let set = next;
-            next += 1;
-            if acceptances {
-                self.ensure_acceptances(set);
-            }
-            if set == EMPTY_SET || (divergence_is_chaos && self.is_divergent(set)) {
-                continue;
-            }
-            self.ensure_successors(set);
-        }
-        init
     }
 
     /// Puts the sorted tau-closure of `seeds` into `self.closure`: the union of the seeds'

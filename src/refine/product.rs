@@ -13,7 +13,8 @@ use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 
 use super::divergence::DivergenceMemo;
-use super::normal::{NormalForm, EMPTY_SET};
+use super::normal::EMPTY_SET;
+use super::shared_normal::SharedNormalForm;
 use super::Model;
 use crate::explore::index::Segmented;
 use crate::explore::{Driven, Found};
@@ -76,8 +77,7 @@ thread_local! {
 
 /// The product `normal form × implementation`.
 pub(crate) struct Product<'a, I: TransitionSystem> {
-    pub(crate) nf: &'a NormalForm<'a>,
-    pub(crate) initial_set: u32,
+    pub(crate) nf: &'a SharedNormalForm<'a>,
     pub(crate) imp: &'a I,
     pub(crate) model: Model,
     spec_events: &'a SpecEvents,
@@ -87,17 +87,15 @@ pub(crate) struct Product<'a, I: TransitionSystem> {
 }
 
 impl<'a, I: TransitionSystem> Product<'a, I> {
-    /// The product of `nf` (whose initial set is `initial_set`) and `imp`.
+    /// The product of `nf` and `imp`.
     pub(crate) fn new(
-        nf: &'a NormalForm<'a>,
-        initial_set: u32,
+        nf: &'a SharedNormalForm<'a>,
         spec_events: &'a SpecEvents,
         imp: &'a I,
         model: Model,
     ) -> Self {
         Product {
             nf,
-            initial_set,
             imp,
             model,
             spec_events,
@@ -156,7 +154,7 @@ impl<I: TransitionSystem> Driven for Product<'_, I> {
     type Witness = ProductWitness;
 
     fn initial_state(&self) -> Self::State {
-        (self.initial_set, self.imp.initial_state())
+        (self.nf.initial_set(), self.imp.initial_state())
     }
 
     fn expand(
@@ -186,7 +184,7 @@ impl<I: TransitionSystem> Driven for Product<'_, I> {
                 enabled.extend(successors.iter().map(|&(l, _)| self.event(l)));
                 enabled.sort_unstable();
                 enabled.dedup();
-                !self.nf.can_refuse_all_but_computed(set, &enabled)
+                !self.nf.can_refuse_all_but(set, &enabled)
             });
             if refuses_too_much {
                 return Some(Found::AtState(ProductWitness::Refusal));

@@ -1,0 +1,329 @@
+//! The specification's normal form shared by the workers of a parallel check, built on demand.
+//!
+//! As in [`super::normal`], a normal-form node is a tau-closed set of specification states
+//! (the empty set is node [`EMPTY_SET`]). Nodes are made only as the product reaches them: the
+//! full subset construction can be exponentially larger than the part a check visits. Each
+//! node's data is written once and then only read: its members, divergence and signature when
+//! it is interned; its successors per event and its minimal acceptances the first time a worker
+//! asks (`OnceLock`: a second worker asking meanwhile waits for the first). New nodes are
+//! interned under one lock, taken only while a node's successors are computed.
+//!
+//! Node ids depend on the order in which workers reach nodes; nothing else does. The checks
+//! use nodes only through their contents (members, inclusion, successors, acceptances), so
+//! verdicts, counts and counterexamples do not depend on the thread count.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
+
+use parking_lot::Mutex;
+
+use super::normal::{sorted_subset, EMPTY_SET};
+use crate::hash::WordBuildHasher;
+use crate::lts::Lts;
+use crate::ts::TAU;
+
+/// Nodes in the first chunk of the node table; chunk `c` holds `FIRST_CHUNK << c`.
+const FIRST_CHUNK: usize = 1024;
+/// Chunks of the node table (enough for every `u32` id).
+const CHUNKS: usize = 23;
+
+/// Subset tests of sets with at least this many members together go through the memo.
+const SUBSET_MEMO_MIN_LEN: usize = if cfg!(debug_assertions) { 2 } else { 48 };
+/// log2 of the memo's entries.
+const SUBSET_MEMO_BITS: u32 = if cfg!(debug_assertions) { 4 } else { 16 };
+
+/// Owners of memo entries, from 1 (empty entries have owner 0).
+static NEXT_MEMO_OWNER: AtomicU64 = AtomicU64::new(1);
+
+thread_local! {
+    /// Per thread, a direct-mapped cache of `(owner, a << 32 | b, a ⊆ b)` for long sets.
+    static SUBSET_MEMO: RefCell<Vec<(u64, u64, bool)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// One normal-form node.
+struct Node {
+    /// Members, sorted.
+    members: Box<[u32]>,
+    /// Bits `1 << (s % 64)` of the members `s`: `a ⊆ b` implies `sig(a) ⊆ sig(b)`.
+    signature: u64,
+    divergent: bool,
+    /// `(event, node)` sorted by event.
+    successors: OnceLock<Box<[(u32, u32)]>>,
+    /// The minimal acceptance sets (each sorted).
+    acceptances: OnceLock<Box<[Box<[u32]>]>>,
+}
+
+/// The normal form of a specification LTS, shared by workers.
+pub(crate) struct SharedNormalForm<'a> {
+    spec: &'a Lts,
+    /// Event of each specification label (label 0, tau, is event [`TAU`]).
+    event_of_label: Vec<u32>,
+    chunks: [OnceLock<Box<[OnceLock<Node>]>>; CHUNKS],
+    /// Node ids by members; its lock is the one for interning.
+    index: Mutex<HashMap<Box<[u32]>, u32, WordBuildHasher>>,
+    memo_owner: u64,
+    initial: u32,
+}
+
+fn locate(id: u32) -> (usize, usize) {
+    let q = id as usize / FIRST_CHUNK + 1;
+    let chunk = (usize::BITS - 1 - q.leading_zeros()) as usize;
+    (chunk, id as usize - FIRST_CHUNK * ((1 << chunk) - 1))
+}
+
+impl<'a> SharedNormalForm<'a> {
+    /// The normal form of `spec`, whose label `l` is event `event_of_label[l]`, with its empty
+    /// node and its initial node (the tau-closure of the initial state).
+    pub(crate) fn new(spec: &'a Lts, event_of_label: Vec<u32>) -> Self {
+        let mut nf = SharedNormalForm {
+            spec,
+            event_of_label,
+            chunks: std::array::from_fn(|_| OnceLock::new()),
+            index: Mutex::new(HashMap::default()),
+            // Ordering: Relaxed; a unique number is all that is needed.
+            memo_owner: NEXT_MEMO_OWNER.fetch_add(1, Ordering::Relaxed),
+            initial: EMPTY_SET,
+        };
+        let empty = nf.intern(Vec::new());
+        debug_assert_eq!(empty, EMPTY_SET);
+        nf.initial = nf.intern(nf.closure(std::iter::once(spec.initial())));
+        nf
+    }
+
+    /// The initial node.
+    pub(crate) fn initial_set(&self) -> u32 {
+        self.initial
+    }
+
+    /// The number of nodes made so far.
+    pub(crate) fn num_sets(&self) -> usize {
+        self.index.lock().len()
+    }
+
+    #[inline]
+    fn node(&self, id: u32) -> &Node {
+        let (chunk, offset) = locate(id);
+        self.chunks[chunk]
+            .get()
+            .and_then(|c| c[offset].get())
+            .expect("a node id is published after its node")
+    }
+
+    /// The members of `set`, sorted.
+    pub(crate) fn members(&self, set: u32) -> &[u32] {
+        &self.node(set).members
+    }
+
+    /// Whether some member of `set` can perform infinitely many taus.
+    #[inline]
+    pub(crate) fn is_divergent(&self, set: u32) -> bool {
+        self.node(set).divergent
+    }
+
+    /// Whether `a ⊆ b` as sets of specification states.
+    #[inline]
+    pub(crate) fn is_subset(&self, a: u32, b: u32) -> bool {
+        if a == b {
+            return true;
+        }
+        let (na, nb) = (self.node(a), self.node(b));
+        if na.signature & !nb.signature != 0 || na.members.len() > nb.members.len() {
+            return false;
+        }
+        if na.members.len() + nb.members.len() < SUBSET_MEMO_MIN_LEN {
+            return sorted_subset(&na.members, &nb.members);
+        }
+        let key = ((a as u64) << 32) | b as u64;
+        let slot = (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - SUBSET_MEMO_BITS)) as usize;
+        let cached = SUBSET_MEMO.with(|memo| {
+            memo.borrow()
+                .get(slot)
+                .filter(|e| e.0 == self.memo_owner && e.1 == key)
+                .map(|e| e.2)
+        });
+        if let Some(cached) = cached {
+            return cached;
+        }
+        let result = sorted_subset(&na.members, &nb.members);
+        SUBSET_MEMO.with(|memo| {
+            let mut memo = memo.borrow_mut();
+            if memo.is_empty() {
+                memo.resize(1 << SUBSET_MEMO_BITS, (0, 0, false));
+            }
+            memo[slot] = (self.memo_owner, key, result);
+        });
+        result
+    }
+
+    /// The successors of `set` by event, computed on first use.
+    pub(crate) fn successors(&self, set: u32) -> &[(u32, u32)] {
+        self.node(set)
+            .successors
+            .get_or_init(|| self.compute_successors(set))
+    }
+
+    /// The successor of `set` by visible `event` ([`EMPTY_SET`] if no member can do it).
+    #[inline]
+    pub(crate) fn successor(&self, set: u32, event: u32) -> u32 {
+        let list = self.successors(set);
+        match list.binary_search_by_key(&event, |&(e, _)| e) {
+            Ok(i) => list[i].1,
+            Err(_) => EMPTY_SET,
+        }
+    }
+
+    /// The minimal acceptance sets of `set`: the ⊆-minimal sets of visible events enabled in
+    /// its stable members (none when no member is stable).
+    pub(crate) fn acceptances(&self, set: u32) -> &[Box<[u32]>] {
+        self.node(set).acceptances.get_or_init(|| {
+            let mut candidates: Vec<Vec<u32>> = Vec::new();
+            for &s in self.members(set) {
+                if !self.spec.is_stable(s) {
+                    continue;
+                }
+                let mut enabled: Vec<u32> = self
+                    .spec
+                    .enabled(s)
+                    .iter()
+                    .map(|&l| self.event_of_label[l as usize])
+                    .collect();
+                enabled.sort_unstable();
+                enabled.dedup();
+                candidates.push(enabled);
+            }
+            candidates.sort_unstable_by(|a, b| a.len().cmp(&b.len()).then_with(|| a.cmp(b)));
+            candidates.dedup();
+            let mut minimal: Vec<Box<[u32]>> = Vec::new();
+            for c in candidates {
+                if !minimal.iter().any(|m| sorted_subset(m, &c)) {
+                    minimal.push(c.into());
+                }
+            }
+            minimal.into()
+        })
+    }
+
+    /// Whether some stable member of `set` accepts only events in `enabled` (sorted): whether
+    /// the specification can refuse everything a state with these enabled events refuses.
+    #[inline]
+    pub(crate) fn can_refuse_all_but(&self, set: u32, enabled: &[u32]) -> bool {
+        self.acceptances(set)
+            .iter()
+            .any(|a| sorted_subset(a, enabled))
+    }
+
+    fn compute_successors(&self, set: u32) -> Box<[(u32, u32)]> {
+        let mut moves: Vec<(u32, u32)> = Vec::new();
+        for &s in self.members(set) {
+            let (labels, targets) = self.spec.outgoing(s);
+            for (&l, &t) in labels.iter().zip(targets) {
+                if l != TAU {
+                    moves.push((self.event_of_label[l as usize], t));
+                }
+            }
+        }
+        moves.sort_unstable();
+        moves.dedup();
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < moves.len() {
+            let event = moves[i].0;
+            let mut j = i;
+            while j < moves.len() && moves[j].0 == event {
+                j += 1;
+            }
+            let closure = self.closure(moves[i..j].iter().map(|&(_, t)| t));
+            out.push((event, self.intern(closure)));
+            i = j;
+        }
+        out.into()
+    }
+
+    /// The sorted tau-closure of `seeds`.
+    fn closure(&self, seeds: impl Iterator<Item = u32>) -> Vec<u32> {
+        let mut out: Vec<u32> = Vec::new();
+        if let Some(table) = self.spec.tau_closures() {
+            for s in seeds {
+                out.extend_from_slice(table.get(s));
+            }
+        } else {
+            let mut seen: std::collections::HashSet<u32> = std::collections::HashSet::new();
+            let mut stack: Vec<u32> = seeds.filter(|&s| seen.insert(s)).collect();
+            out.extend_from_slice(&stack);
+            while let Some(s) = stack.pop() {
+                for t in self.spec.tau_successors(s) {
+                    if seen.insert(t) {
+                        out.push(t);
+                        stack.push(t);
+                    }
+                }
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// The id of the node with these (sorted) members, made if new.
+    fn intern(&self, members: Vec<u32>) -> u32 {
+        let mut index = self.index.lock();
+        if let Some(&id) = index.get(members.as_slice()) {
+            return id;
+        }
+        let id = u32::try_from(index.len()).expect("fewer than 2^32 normal-form nodes");
+        let (chunk, offset) = locate(id);
+        let slots = self.chunks[chunk]
+            .get_or_init(|| (0..FIRST_CHUNK << chunk).map(|_| OnceLock::new()).collect());
+        let members: Box<[u32]> = members.into();
+        let node = Node {
+            signature: members.iter().fold(0u64, |sig, &s| sig | 1 << (s % 64)),
+            divergent: members.iter().any(|&s| self.spec.is_divergent(s)),
+            members: members.clone(),
+            successors: OnceLock::new(),
+            acceptances: OnceLock::new(),
+        };
+        if slots[offset].set(node).is_err() {
+            unreachable!("a node id is given once");
+        }
+        index.insert(members, id);
+        id
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nodes_are_made_on_demand_and_shared() {
+        // 0 -a-> 1, 1 -tau-> 2, 0 -b-> 2, 2 -a-> 2
+        let names = vec!["tau".into(), "a".into(), "b".into()];
+        let spec =
+            Lts::from_transitions(0, 3, names, &[(0, 1, 1), (1, 0, 2), (0, 2, 2), (2, 1, 2)]);
+        let nf = SharedNormalForm::new(&spec, vec![0, 1, 2]);
+        let init = nf.initial_set();
+        assert_eq!(nf.members(init), &[0]);
+        assert_eq!(nf.num_sets(), 2);
+        let after_a = nf.successor(init, 1);
+        assert_eq!(nf.members(after_a), &[1, 2]);
+        let after_b = nf.successor(init, 2);
+        assert_eq!(nf.members(after_b), &[2]);
+        assert_eq!(nf.successor(init, 7), EMPTY_SET);
+        assert!(nf.is_subset(after_b, after_a));
+        assert!(!nf.is_subset(after_a, after_b));
+        assert_eq!(nf.successor(after_a, 1), after_b);
+        let acc: Vec<Vec<u32>> = nf.acceptances(after_a).iter().map(|a| a.to_vec()).collect();
+        assert_eq!(acc, vec![vec![1]]);
+        assert!(nf.can_refuse_all_but(after_a, &[1, 2]));
+        assert!(!nf.can_refuse_all_but(after_a, &[2]));
+        assert_eq!(nf.num_sets(), 4);
+        // Many chunks' worth of ids land where `locate` says.
+        assert_eq!(locate(0), (0, 0));
+        assert_eq!(locate(1023), (0, 1023));
+        assert_eq!(locate(1024), (1, 0));
+        assert_eq!(locate(3071), (1, 2047));
+        assert_eq!(locate(3072), (2, 0));
+    }
+}
