@@ -202,6 +202,15 @@ pub fn resident_bytes() -> Option<u64> {
     Some(pages * page_size())
 }
 
+/// The process's peak resident memory so far in bytes (Linux: `VmHWM` of
+/// `/proc/self/status`), `None` elsewhere.
+pub fn peak_resident_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
 fn page_size() -> u64 {
     #[cfg(target_os = "linux")]
     {

@@ -33,6 +33,7 @@ mod normal;
 mod product;
 mod shared_normal;
 pub mod properties;
+mod property_search;
 pub mod replay;
 
 use serde::Serialize;
@@ -46,6 +47,8 @@ use crate::lts::Lts;
 use crate::ts::{Label, TransitionSystem, TAU};
 use antichain::ConcurrentAntichain;
 use shared_normal::SharedNormalForm;
+
+pub use property_search::{search_property, Property, PropertySearch};
 use product::{Product, ProductWitness, SpecEvents};
 
 /// The semantic model of a check (FDR's `[T=`, `[F=`, `[FD=`).

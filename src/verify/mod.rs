@@ -1,11 +1,15 @@
 //! The assertion run of a CSPm script: every assertion checked in order, each with its own
 //! verdict, error or stop, none lost to another.
 //!
-//! Each process an assertion names is explored once (in parallel) into an explicit LTS,
-//! renumbered canonically (so counterexamples do not depend on the thread count), and kept for
-//! the later assertions that name it; a refinement runs the antichain checker on the two LTSs,
-//! the other assertions run the checks of [`crate::refine::properties`]. `assert not` inverts
-//! the verdict.
+//! All searches of a run share one [`Engine`] (one pool of worker threads). A refinement
+//! explores its specification into an explicit LTS (its normal form needs it) and checks the
+//! implementation on the fly: the product of the normal form and the implementation is searched
+//! breadth first and the check ends with the first level that holds a violation
+//! ([`crate::refine::check_system`]). Deadlock and divergence freedom are searched on the fly
+//! too; determinism and `has trace` run on the explored LTS. Ids are canonical, so verdicts,
+//! counts and counterexamples are the same at every thread count. Each process is made into a
+//! system once and explored at most once, and both are kept for later assertions. `assert not`
+//! inverts the verdict.
 //!
 //! An assertion that cannot be evaluated (an error in a definition it uses, a construct weft
 //! does not support) is reported as an error and the next one is checked. An assertion stopped
@@ -13,8 +17,6 @@
 //! assertion gets the whole time limit and a fresh stop signal.
 
 #![forbid(unsafe_code)]
-
-mod numbering;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -26,16 +28,21 @@ use crate::csp::lexer::Model as CspModel;
 use crate::csp::{
     Assertion, AssertionCheck, CspError, CspState, CspSystem, Location, Proc, Script,
 };
+use crate::csp::ComponentState;
+use crate::explore::limits::peak_resident_bytes;
 use crate::explore::{
-    try_explore, ExploreError, ExploreOptions, LevelObserver, ResourceLimits, StopReason,
-    StopSignal, Watchdog,
+    explore_on, Engine, ExploreError, ExploreOptions, LevelObserver, LevelReport,
+    ResourceLimits, StopReason, StopSignal, Watchdog,
 };
 use crate::lts::Lts;
 use crate::refine::properties::{
-    deadlock_free, deterministic, divergence_free, has_trace, tick_label, HasTrace,
-    PropertyCounterexample,
+    deterministic, has_trace, HasTrace, PropertyCounterexample,
 };
-use crate::refine::{check_until, CheckOptions, Counterexample, Model, RefineError};
+use crate::refine::{
+    check_system, search_property, CheckOptions, Counterexample, Model, Property,
+    RefineError, SystemOptions,
+};
+use crate::ts::TransitionSystem;
 
 /// Receives the [`Progress`] of an assertion run.
 pub type ProgressObserver = Arc<dyn Fn(Progress<'_>) + Send + Sync>;
@@ -73,16 +80,12 @@ impl Default for VerifyOptions {
 pub enum Progress<'a> {
     /// A process starts being explored (printed as CSPm, possibly long).
     Exploring(&'a str),
-    /// The exploration finished a level.
-    Level {
-        /// Levels done.
-        levels: u32,
-        /// States known.
-        states: u64,
-        /// Transitions seen.
-        transitions: u64,
-    },
-    /// The exploration ended.
+    /// An assertion starts being checked on the fly (its text).
+    Checking(&'a str),
+    /// The exploration or check finished a level (its `states` are product pairs in a
+    /// refinement check).
+    Level(LevelReport),
+    /// The exploration or check ended.
     Explored,
 }
 
@@ -142,11 +145,13 @@ impl Verdict {
 pub enum Witness {
     /// A refinement counterexample.
     Refinement {
-        /// The counterexample.
+        /// The counterexample (its `impl_state` is the canonical id of the product pair).
         #[serde(flatten)]
         counterexample: Counterexample,
         /// The implementation's state where it shows, printed as CSPm.
         process: String,
+        /// The same state, one entry per component of its parallel composition.
+        components: Vec<ComponentState>,
     },
     /// A counterexample to deadlock freedom, divergence freedom, determinism or `has trace`.
     Property {
@@ -155,6 +160,8 @@ pub enum Witness {
         counterexample: PropertyCounterexample,
         /// The process state where it shows, printed as CSPm.
         process: String,
+        /// The same state, one entry per component of its parallel composition.
+        components: Vec<ComponentState>,
     },
     /// The process performs the trace of a `has trace` assertion.
     Trace {
@@ -182,11 +189,17 @@ pub struct AssertionResult {
     pub verdict: Verdict,
     /// The explanation of the verdict (see [`Witness`]).
     pub witness: Option<Witness>,
-    /// States of the process checked (the implementation of a refinement); 0 when it was not
-    /// explored.
+    /// States searched: product pairs for a refinement, states of the process otherwise; 0
+    /// when nothing was searched.
     pub states: u64,
-    /// Its transitions.
+    /// Transitions seen by the search.
     pub transitions: u64,
+    /// Breadth-first levels of the search.
+    pub levels: u32,
+    /// Worker threads.
+    pub threads: usize,
+    /// The process's peak resident memory in bytes when the assertion ended (Linux).
+    pub peak_memory: Option<u64>,
     /// Wall-clock time of the assertion.
     pub seconds: f64,
 }
@@ -202,6 +215,9 @@ impl AssertionResult {
             witness: None,
             states: 0,
             transitions: 0,
+            levels: 0,
+            threads: 0,
+            peak_memory: None,
             seconds: 0.0,
         }
     }
@@ -286,9 +302,9 @@ impl std::fmt::Display for Summary {
     }
 }
 
-/// A process explored: its canonically numbered LTS and the process state of each LTS state.
+/// A process explored: its LTS (ids canonical) and the process state of each LTS state.
 struct Explored {
-    system: CspSystem,
+    system: Arc<CspSystem>,
     states: Vec<CspState>,
     lts: Lts,
 }
@@ -298,6 +314,13 @@ impl Explored {
         self.states
             .get(state as usize)
             .map(|&s| self.system.describe(s))
+            .unwrap_or_default()
+    }
+
+    fn components(&self, state: u32) -> Vec<ComponentState> {
+        self.states
+            .get(state as usize)
+            .map(|&s| self.system.describe_components(s))
             .unwrap_or_default()
     }
 }
@@ -318,9 +341,21 @@ impl<E: Into<VerifyError>> From<E> for Interrupted {
 pub struct AssertionRun {
     script: Arc<Script>,
     opts: VerifyOptions,
+    /// The workers of every search of the run (started on first use).
+    engine: Option<Result<Arc<Engine>, VerifyError>>,
+    /// Every process made into a system so far, or the error that kept it from being one.
+    systems: HashMap<Proc, Result<Arc<CspSystem>, VerifyError>>,
     /// Every process explored so far, or the error its exploration ended with (assertions
     /// often share processes).
     explored: HashMap<Proc, Result<Arc<Explored>, VerifyError>>,
+}
+
+/// A search's own figures, for the assertion's result.
+#[derive(Default)]
+struct Searched {
+    states: u64,
+    transitions: u64,
+    levels: u32,
 }
 
 impl AssertionRun {
@@ -329,6 +364,8 @@ impl AssertionRun {
         AssertionRun {
             script,
             opts,
+            engine: None,
+            systems: HashMap::new(),
             explored: HashMap::new(),
         }
     }
@@ -377,6 +414,7 @@ impl AssertionRun {
         let outcome = self.decide(assertion, &stop);
         drop(watchdog);
         let mut result = AssertionResult::unchecked(assertion);
+        result.threads = self.opts.threads.max(1);
         match outcome {
             Ok(decided) => {
                 let holds = decided.inner_holds != assertion.negated;
@@ -390,21 +428,69 @@ impl AssertionRun {
                 if !holds || assertion.negated {
                     result.witness = decided.witness;
                 }
-                result.states = decided.checked.lts.num_states() as u64;
-                result.transitions = decided.checked.lts.num_transitions();
+                result.states = decided.searched.states;
+                result.transitions = decided.searched.transitions;
+                result.levels = decided.searched.levels;
             }
             Err(Interrupted::Error(e)) => result.verdict = Verdict::Error(e),
             Err(Interrupted::Stopped(reason, states)) => {
                 if reason == StopReason::MemoryLimit {
-                    // Let the next assertion have the memory the kept explorations hold.
+                    // Let the next assertion have the memory the kept processes hold.
                     self.explored.clear();
+                    self.systems.clear();
                 }
                 result.verdict = Verdict::Stopped { reason, states };
                 result.states = states;
             }
         }
+        result.peak_memory = peak_resident_bytes();
         result.seconds = started.elapsed().as_secs_f64();
         result
+    }
+
+    /// The engine of the run.
+    fn engine(&mut self) -> Result<Arc<Engine>, VerifyError> {
+        let threads = self.opts.threads;
+        self.engine
+            .get_or_insert_with(|| {
+                Engine::new(threads)
+                    .map(Arc::new)
+                    .map_err(VerifyError::from)
+            })
+            .clone()
+    }
+
+    /// `process` as a system (made once per process).
+    fn system(&mut self, process: &Proc) -> Result<Arc<CspSystem>, VerifyError> {
+        if let Some(s) = self.systems.get(process) {
+            return s.clone();
+        }
+        let made = CspSystem::new(&self.script, process)
+            .map(Arc::new)
+            .map_err(VerifyError::from);
+        self.systems.insert(process.clone(), made.clone());
+        made
+    }
+
+    /// After a search of `system`: the evaluation error it met, if any (the search's result
+    /// is then void, and so is the system for later assertions).
+    fn system_error(&mut self, process: &Proc, system: &CspSystem) -> Result<(), VerifyError> {
+        match system.take_error() {
+            None => Ok(()),
+            Some(e) => {
+                let e = VerifyError::from(e);
+                self.systems.insert(process.clone(), Err(e.clone()));
+                self.explored.insert(process.clone(), Err(e.clone()));
+                Err(e)
+            }
+        }
+    }
+
+    /// A level observer that reports progress.
+    fn on_level(&self) -> Option<LevelObserver> {
+        self.opts.progress.clone().map(|p| {
+            Arc::new(move |r: &LevelReport| p(Progress::Level(*r))) as LevelObserver
+        })
     }
 
     /// Explores `process` into an LTS (once per process).
@@ -427,93 +513,105 @@ impl AssertionRun {
     }
 
     fn explore_uncached(
-        &self,
+        &mut self,
         process: &Proc,
         stop: &StopSignal,
     ) -> Result<Arc<Explored>, Interrupted> {
-        let system = CspSystem::new(&self.script, process)?;
+        let system = self.system(process)?;
+        let engine = self.engine()?;
         let progress = self.opts.progress.clone();
         if let Some(p) = &progress {
             p(Progress::Exploring(&self.script.show_proc(process)));
         }
-        let on_level: Option<LevelObserver> = progress.clone().map(|p| {
-            Arc::new(move |r: &crate::explore::LevelReport| {
-                p(Progress::Level {
-                    levels: r.level,
-                    states: r.states,
-                    transitions: r.transitions,
-                })
-            }) as LevelObserver
-        });
         let opts = ExploreOptions {
             threads: self.opts.threads,
             record_transitions: true,
             max_states: self.opts.max_states,
-            on_level,
+            on_level: self.on_level(),
         };
-        let exploration = try_explore(&system, &opts, stop);
+        let exploration = explore_on(&engine, &*system, &opts, stop);
         if let Some(p) = &progress {
             p(Progress::Explored);
         }
-        let exploration = exploration?;
-        if let Some(e) = system.take_error() {
-            return Err(e.into());
-        }
+        self.system_error(process, &system)?;
         if let Some(reason) = exploration.stats.stopped {
             return Err(Interrupted::Stopped(reason, exploration.stats.states));
         }
-        let lts = exploration.to_lts(&system);
-        let (lts, states) =
-            numbering::canonical_numbering(&lts, &exploration.states, |s| system.describe(s));
+        let lts = exploration.to_lts(&*system);
         Ok(Arc::new(Explored {
             system,
-            states,
+            states: exploration.states,
             lts,
         }))
     }
 
-    /// The verdict of the assertion without `not`, its witness and the process checked.
+    /// Options of an on-the-fly search, telling progress that `assertion` is being checked.
+    fn search_options(&self, assertion: &Assertion) -> SystemOptions {
+        if let Some(p) = &self.opts.progress {
+            p(Progress::Checking(&assertion.text));
+        }
+        SystemOptions {
+            max_pairs: self.opts.max_states,
+            on_level: self.on_level(),
+        }
+    }
+
+    fn searched(&self) {
+        if let Some(p) = &self.opts.progress {
+            p(Progress::Explored);
+        }
+    }
+
+    /// The verdict of the assertion without `not`, its witness and the search's figures.
     fn decide(&mut self, assertion: &Assertion, stop: &StopSignal) -> Result<Decided, Interrupted> {
         let check = assertion_check(assertion)?;
         let decided = match check {
             AssertionCheck::Refinement { spec, model, imp } => {
                 let spec = self.explore(spec, stop)?;
-                let imp = self.explore(imp, stop)?;
+                let system = self.system(imp)?;
+                let engine = self.engine()?;
                 let opts = CheckOptions {
                     model: model_of(*model),
+                    threads: self.opts.threads,
                     ..CheckOptions::default()
                 };
-                let result = match check_until(&spec.lts, &imp.lts, &opts, stop) {
-                    Ok(r) => r,
-                    Err(RefineError::Stopped(reason)) => {
-                        return Err(Interrupted::Stopped(reason, 0))
-                    }
-                    Err(e) => return Err(VerifyError::Checker(e.to_string()).into()),
+                let system_opts = self.search_options(assertion);
+                let checked = check_system(&engine, &spec.lts, &*system, &opts, &system_opts, stop);
+                self.searched();
+                self.system_error(imp, &system)?;
+                let checked = checked.map_err(stopped_or_error)?;
+                let stats = &checked.result.stats;
+                let searched = Searched {
+                    states: stats.pairs_discovered,
+                    transitions: stats.antichain_hits + stats.pairs_discovered.saturating_sub(1),
+                    levels: stats.levels,
                 };
-                let witness = result.counterexample.map(|c| Witness::Refinement {
-                    process: imp.describe(c.impl_state),
-                    counterexample: c,
+                let witness = checked.result.counterexample.map(|c| {
+                    let state = checked.impl_state.expect("a counterexample's state");
+                    Witness::Refinement {
+                        process: system.describe(state),
+                        components: system.describe_components(state),
+                        counterexample: c,
+                    }
                 });
                 Decided {
                     inner_holds: witness.is_none(),
                     witness,
-                    checked: imp,
+                    searched,
                 }
             }
             AssertionCheck::DeadlockFree { process, model } => {
-                let p = self.explore(process, stop)?;
-                let cex = deadlock_free(&p.lts, model_of(*model), tick_label(&p.lts));
-                Decided::property(cex, p)
+                let tick = Some(crate::csp::TICK);
+                self.search(assertion, process, Property::DeadlockFree(model_of(*model)), tick, stop)?
             }
             AssertionCheck::DivergenceFree { process } => {
-                let p = self.explore(process, stop)?;
-                let cex = divergence_free(&p.lts);
-                Decided::property(cex, p)
+                let tick = Some(crate::csp::TICK);
+                self.search(assertion, process, Property::DivergenceFree, tick, stop)?
             }
             AssertionCheck::Deterministic { process, model } => {
                 let p = self.explore(process, stop)?;
                 let cex = deterministic(&p.lts, model_of(*model));
-                Decided::property(cex, p)
+                Decided::property(cex, &p)
             }
             AssertionCheck::HasTrace {
                 process,
@@ -531,13 +629,56 @@ impl AssertionRun {
                             state: path.state,
                             process: p.describe(path.state),
                         }),
-                        checked: p,
+                        searched: Searched::of(&p.lts),
                     },
-                    HasTrace::Cannot(cex) => Decided::property(Some(cex), p),
+                    HasTrace::Cannot(cex) => Decided::property(Some(cex), &p),
                 }
             }
         };
         Ok(decided)
+    }
+
+    /// Searches `process` on the fly for a violation of `property`.
+    fn search(
+        &mut self,
+        assertion: &Assertion,
+        process: &Proc,
+        property: Property,
+        tick: Option<crate::ts::Label>,
+        stop: &StopSignal,
+    ) -> Result<Decided, Interrupted> {
+        let system = self.system(process)?;
+        let engine = self.engine()?;
+        let system_opts = self.search_options(assertion);
+        let searched = search_property(&engine, &*system, property, tick, &system_opts, stop);
+        self.searched();
+        self.system_error(process, &system)?;
+        let searched = searched.map_err(stopped_or_error)?;
+        let witness = searched.counterexample.map(|c| {
+            let state = searched.state.expect("a counterexample's state");
+            Witness::Property {
+                process: system.describe(state),
+                components: system.describe_components(state),
+                counterexample: c,
+            }
+        });
+        Ok(Decided {
+            inner_holds: witness.is_none(),
+            witness,
+            searched: Searched {
+                states: searched.states,
+                transitions: searched.transitions,
+                levels: searched.levels,
+            },
+        })
+    }
+}
+
+/// A refinement or property search's failure as a stop or an error.
+fn stopped_or_error(e: RefineError) -> Interrupted {
+    match e {
+        RefineError::Stopped(reason) => Interrupted::Stopped(reason, 0),
+        e => Interrupted::Error(VerifyError::Checker(e.to_string())),
     }
 }
 
@@ -550,18 +691,30 @@ fn assertion_check(assertion: &Assertion) -> Result<&AssertionCheck, CspError> {
 struct Decided {
     inner_holds: bool,
     witness: Option<Witness>,
-    checked: Arc<Explored>,
+    searched: Searched,
+}
+
+impl Searched {
+    /// The figures of an explored process.
+    fn of(lts: &Lts) -> Searched {
+        Searched {
+            states: lts.num_states() as u64,
+            transitions: lts.num_transitions(),
+            levels: 0,
+        }
+    }
 }
 
 impl Decided {
-    fn property(cex: Option<PropertyCounterexample>, checked: Arc<Explored>) -> Decided {
+    fn property(cex: Option<PropertyCounterexample>, checked: &Explored) -> Decided {
         Decided {
             inner_holds: cex.is_none(),
             witness: cex.map(|c| Witness::Property {
                 process: checked.describe(c.state),
+                components: checked.components(c.state),
                 counterexample: c,
             }),
-            checked,
+            searched: Searched::of(&checked.lts),
         }
     }
 }

@@ -1,0 +1,148 @@
+//! Deadlock freedom and divergence freedom of any [`TransitionSystem`], on the fly.
+//!
+//! The process is searched breadth first by the engine of [`crate::explore`], with the
+//! property's test run on each state as it is expanded: the search ends with the first level
+//! that holds a violation, and reports the least one (a shortest counterexample, the same at
+//! every thread count). The definitions are those of [`super::properties`]: a state without
+//! transitions is a deadlock unless it is reached by ✓ (Ω, successful termination); in the
+//! failures-divergences model deadlock freedom also requires divergence freedom, and a
+//! divergence is reported before a deadlock of the same state.
+
+use std::time::Instant;
+
+use super::divergence::DivergenceMemo;
+use super::properties::{PropertyCounterexample, PropertyViolation};
+use super::{Model, RefineError, SystemOptions};
+use crate::explore::{
+    Driven, Engine, Found, HashedVisited, NumberedVisited, RunOptions, StopSignal,
+};
+use crate::ts::{Label, TransitionSystem, TAU};
+
+/// The property searched.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Property {
+    /// `:[deadlock free [F]]`, or `[FD]` in [`Model::FailuresDivergences`].
+    DeadlockFree(Model),
+    /// `:[divergence free]`.
+    DivergenceFree,
+}
+
+/// The outcome of a property search.
+#[derive(Clone, Debug)]
+pub struct PropertySearch<S> {
+    /// `None` when the property holds; else a shortest counterexample, whose `state` is the
+    /// canonical id of the state where it shows.
+    pub counterexample: Option<PropertyCounterexample>,
+    /// The state where it shows.
+    pub state: Option<S>,
+    /// States searched.
+    pub states: u64,
+    /// Transitions seen.
+    pub transitions: u64,
+    /// Breadth-first levels searched.
+    pub levels: u32,
+    /// Wall-clock time, in seconds.
+    pub seconds: f64,
+}
+
+/// A system searched for a property violation.
+struct Tested<'a, T: TransitionSystem> {
+    ts: &'a T,
+    property: Property,
+    tick: Option<Label>,
+    divergence: DivergenceMemo<'a, T>,
+}
+
+impl<T: TransitionSystem> Driven for Tested<'_, T> {
+    type State = T::State;
+    type Witness = PropertyViolation;
+
+    fn initial_state(&self) -> T::State {
+        self.ts.initial_state()
+    }
+
+    fn expand(
+        &self,
+        state: &T::State,
+        emit: &mut dyn FnMut(Label, T::State),
+    ) -> Option<Found<PropertyViolation>> {
+        let mut successors: Vec<(Label, T::State)> = Vec::new();
+        let mut stable = true;
+        self.ts.for_each_successor(state, &mut |label, target| {
+            stable &= label != TAU;
+            successors.push((label, target));
+        });
+        let divergence_matters = matches!(
+            self.property,
+            Property::DivergenceFree | Property::DeadlockFree(Model::FailuresDivergences)
+        );
+        if divergence_matters && !stable && self.divergence.diverges(state) {
+            return Some(Found::AtState(PropertyViolation::Divergence));
+        }
+        if matches!(self.property, Property::DeadlockFree(_)) && successors.is_empty() {
+            return Some(Found::AtState(PropertyViolation::Deadlock));
+        }
+        for (label, target) in successors {
+            // A state reached by ✓ is Ω: no transitions, no deadlock, nothing to search.
+            if Some(label) != self.tick {
+                emit(label, target);
+            }
+        }
+        None
+    }
+}
+
+/// Searches `ts` for a violation of `property`; `tick` is its ✓ label, if it has one.
+pub fn search_property<T: TransitionSystem>(
+    engine: &Engine,
+    ts: &T,
+    property: Property,
+    tick: Option<Label>,
+    system_opts: &SystemOptions,
+    stop: &StopSignal,
+) -> Result<PropertySearch<T::State>, RefineError> {
+    let start = Instant::now();
+    let tested = Tested {
+        ts,
+        property,
+        tick,
+        divergence: DivergenceMemo::new(ts),
+    };
+    let opts = RunOptions {
+        record_transitions: false,
+        max_states: system_opts.max_pairs,
+        on_level: system_opts.on_level.clone(),
+    };
+    let initial = ts.initial_state();
+    let run = if ts.state_number(&initial).is_some() {
+        engine.run(&tested, &NumberedVisited::new(ts), &opts, stop)
+    } else {
+        engine.run(&tested, &HashedVisited::new(engine.threads()), &opts, stop)
+    };
+    if let Some(reason) = run.stats.stopped {
+        return Err(RefineError::Stopped(reason));
+    }
+    let mut state = None;
+    let counterexample = run.witness.as_ref().map(|w| {
+        let path = run.path_to(w.id);
+        state = Some(run.states[w.id as usize].clone());
+        PropertyCounterexample {
+            trace: path
+                .iter()
+                .filter(|(l, _)| *l != TAU)
+                .map(|&(l, _)| ts.label_name(l))
+                .collect(),
+            state: w.id,
+            steps: path.len(),
+            violation: w.witness.clone(),
+        }
+    });
+    Ok(PropertySearch {
+        counterexample,
+        state,
+        states: run.stats.states,
+        transitions: run.stats.transitions,
+        levels: run.stats.levels,
+        seconds: start.elapsed().as_secs_f64(),
+    })
+}
