@@ -27,7 +27,8 @@ use super::terms::{
     int_arg, term, BuildPath, Encoding, Op, Section, MAX_NESTING, STACK_RED_ZONE, STACK_SEGMENT,
 };
 
-/// The transitions of a term: (label, target) pairs, sorted and without duplicates.
+/// The transitions of a term: (label, target) pairs without duplicates, in canonical order
+/// (see [`sort_moves`]).
 pub(crate) type Moves = Arc<[(Label, TermId)]>;
 
 /// The semantics of one system: its encoding and the memo of transitions by term.
@@ -37,9 +38,15 @@ pub(crate) struct Semantics {
     memo: DashMap<TermId, Moves, WordBuildHasher>,
 }
 
-/// Sorts transitions by label then target address and removes duplicates.
-pub(crate) fn sort_moves(moves: &mut Vec<(Label, TermId)>) {
-    moves.sort_unstable_by_key(|&(l, t)| (l, t.addr()));
+/// Sorts transitions by label then target in the canonical order of terms
+/// ([`Encoding::cmp_terms`]) and removes duplicates: the order depends only on the processes,
+/// so a leaf's transitions, and the numbers an explicit leaf's exploration gives its states,
+/// are the same in every run and at every thread count.
+pub(crate) fn sort_moves(enc: &Encoding, sec: &Section<'_>, moves: &mut Vec<(Label, TermId)>) {
+    moves.sort_unstable_by(|&(l, t), &(m, u)| {
+        l.cmp(&m)
+            .then_with(|| enc.cmp_terms(term(sec, t), term(sec, u)))
+    });
     moves.dedup();
 }
 
@@ -87,7 +94,7 @@ impl Semantics {
         stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || {
             self.fire(sec, t, depth + 1, &mut out)
         })?;
-        sort_moves(&mut out);
+        sort_moves(&self.enc, sec, &mut out);
         let moves: Moves = out.into();
         // Inserted inside the section: the targets are kept from now on.
         self.memo.insert(t.id(), moves.clone());
