@@ -386,9 +386,7 @@ impl CspSystem {
                     .map_err(too_many)?
                     .0;
                 drop(handle);
-                let all_explicit = positions
-                    .iter()
-                    .all(|p| matches!(p, Position::Explicit(_)));
+                let all_explicit = positions.iter().all(|p| matches!(p, Position::Explicit(_)));
                 let shape = Shape::Network {
                     node,
                     positions,
