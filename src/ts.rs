@@ -22,6 +22,14 @@ pub trait TransitionSystem: Sync {
     fn initial_state(&self) -> Self::State;
 
     /// Calls `emit(label, target)` once for every outgoing transition of `state`.
+    ///
+    /// Requirement: the sequence of `(label, target)` emitted must be a function of the
+    /// content of `state` (what it denotes) only: the same sequence, in the same order, in
+    /// every run and at every thread count. In particular it must not depend on numbers or
+    /// addresses given to states in the order threads happen to meet them. The explorer's
+    /// canonical ids (ranked by least parent, then by the index of the step in the parent's
+    /// enumeration) rest on it. Sorting by label, then by a canonical key of the target, is
+    /// one way to meet it.
     fn for_each_successor(&self, state: &Self::State, emit: &mut dyn FnMut(Label, Self::State));
 
     /// The printable name of `label` (`"tau"` for [`TAU`]).

@@ -27,7 +27,7 @@ pub use eval::{
 };
 pub use labels::TICK;
 pub use source::{Location, SourceMap, Span};
-pub use system::{CspState, CspSystem};
+pub use system::{ComponentState, CspState, CspSystem};
 pub use terms::MAX_NESTING;
 pub use value::{
     Binding, Call, EventRelation, EventSet, Func, PrefixClosure, Proc, ProcNode, Target, Value,

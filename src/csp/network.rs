@@ -144,6 +144,36 @@ impl NetNode {
         }
     }
 
+    /// The path of each leaf, by leaf number: the operand taken at each operator from the top
+    /// (the processes of a parallel from 0, set arguments not counted; 0 under a hiding or
+    /// renaming; 0 and 1 for a link's sides).
+    pub(crate) fn leaf_paths(&self) -> Vec<Vec<u32>> {
+        fn walk(node: &NetNode, path: &mut Vec<u32>, out: &mut Vec<(u32, Vec<u32>)>) {
+            let mut down = |i: u32, child: &NetNode, out: &mut Vec<(u32, Vec<u32>)>| {
+                path.push(i);
+                walk(child, path, out);
+                path.pop();
+            };
+            match node {
+                NetNode::Leaf(i) => out.push((*i, path.clone())),
+                NetNode::Parallel { children, .. } | NetNode::AlphaParallel { children, .. } => {
+                    for (i, c) in children.iter().enumerate() {
+                        down(i as u32, c, out);
+                    }
+                }
+                NetNode::Hide { child, .. } | NetNode::Rename { child, .. } => down(0, child, out),
+                NetNode::Link { left, right, .. } => {
+                    down(0, left, out);
+                    down(1, right, out);
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(self, &mut Vec::new(), &mut out);
+        out.sort_unstable_by_key(|(i, _)| *i);
+        out.into_iter().map(|(_, path)| path).collect()
+    }
+
     /// The process of this network with leaf `i` standing for `leaves[i]`.
     pub(crate) fn to_proc(&self, leaves: &[Proc]) -> Proc {
         let node = match self {

@@ -27,7 +27,8 @@ use super::terms::{
     int_arg, term, BuildPath, Encoding, Op, Section, MAX_NESTING, STACK_RED_ZONE, STACK_SEGMENT,
 };
 
-/// The transitions of a term: (label, target) pairs, sorted and without duplicates.
+/// The transitions of a term: (label, target) pairs without duplicates, in canonical order
+/// (see [`sort_moves`]).
 pub(crate) type Moves = Arc<[(Label, TermId)]>;
 
 /// The semantics of one system: its encoding and the memo of transitions by term.
@@ -37,9 +38,15 @@ pub(crate) struct Semantics {
     memo: DashMap<TermId, Moves, WordBuildHasher>,
 }
 
-/// Sorts transitions by label then target address and removes duplicates.
-pub(crate) fn sort_moves(moves: &mut Vec<(Label, TermId)>) {
-    moves.sort_unstable_by_key(|&(l, t)| (l, t.addr()));
+/// Sorts transitions by label then target in the canonical order of terms
+/// ([`Encoding::cmp_terms`]) and removes duplicates: the order depends only on the processes,
+/// so a leaf's transitions, and the numbers an explicit leaf's exploration gives its states,
+/// are the same in every run and at every thread count.
+pub(crate) fn sort_moves(enc: &Encoding, sec: &Section<'_>, moves: &mut Vec<(Label, TermId)>) {
+    moves.sort_unstable_by(|&(l, t), &(m, u)| {
+        l.cmp(&m)
+            .then_with(|| enc.cmp_terms(term(sec, t), term(sec, u)))
+    });
     moves.dedup();
 }
 
@@ -87,7 +94,7 @@ impl Semantics {
         stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || {
             self.fire(sec, t, depth + 1, &mut out)
         })?;
-        sort_moves(&mut out);
+        sort_moves(&self.enc, sec, &mut out);
         let moves: Moves = out.into();
         // Inserted inside the section: the targets are kept from now on.
         self.memo.insert(t.id(), moves.clone());
@@ -245,5 +252,119 @@ fn process_positions(op: Op, arity: usize) -> Vec<usize> {
         Op::Hide | Op::Rename => vec![0],
         Op::Link => vec![0, 2],
         _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::csp::eval::load_str;
+    use crate::csp::value::{Proc, Value};
+    use crate::term::global;
+
+    const SCRIPT: &str = "channel a\nchannel x : {0..7}\n\
+        Q(i) = x.i -> STOP\n\
+        X = |~| i : {0..7} @ Q(i)\n\
+        Y = [] i : {0..7} @ a -> Q(7 - i)\n";
+
+    /// The transitions of `X` and `Y` in a new encoding that first meets `Q(i)` for `i` in
+    /// `order` (so its prefix closures are numbered in that order), as processes; checks
+    /// they are sorted by label, then strictly by the canonical order of terms.
+    fn moves_meeting(order: &[i64]) -> Vec<Vec<(Label, Option<Proc>)>> {
+        let script = Arc::new(load_str("t.csp", SCRIPT, Path::new(".")).unwrap());
+        let sem = Semantics::new(Encoding::new(script.clone()).unwrap());
+        let tt = global().register_thread();
+        let sec = tt.shared_section();
+        for &i in order {
+            let q = script.process("Q", &[Value::Int(i)]).unwrap();
+            sem.enc.build(&sec, &q, &mut BuildPath::default()).unwrap();
+        }
+        ["X", "Y"]
+            .iter()
+            .map(|name| {
+                let p = script.process(name, &[]).unwrap();
+                let t = sem.enc.build(&sec, &p, &mut BuildPath::default()).unwrap();
+                let moves = sem.transitions(&sec, t, 0).unwrap();
+                assert_eq!(moves.len(), 8);
+                for w in moves.windows(2) {
+                    let order = w[0]
+                        .0
+                        .cmp(&w[1].0)
+                        .then_with(|| sem.enc.cmp_terms(term(&sec, w[0].1), term(&sec, w[1].1)));
+                    assert_eq!(order, std::cmp::Ordering::Less);
+                }
+                moves
+                    .iter()
+                    .map(|&(l, t)| (l, sem.enc.to_proc(term(&sec, t))))
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// The order of a term's transitions depends on the processes only, not on the numbers
+    /// an encoding gives its prefixes nor on the addresses of the terms (the two encodings
+    /// below share terms that stand for different processes in each).
+    #[test]
+    fn moves_are_in_an_order_independent_of_numbering() {
+        let forward: Vec<i64> = (0..8).collect();
+        let backward: Vec<i64> = (0..8).rev().collect();
+        assert_eq!(moves_meeting(&forward), moves_meeting(&backward));
+    }
+
+    /// The canonical order of terms is a strict total order that agrees between encodings
+    /// that number their values differently.
+    #[test]
+    fn canonical_term_order_is_total_and_independent_of_numbering() {
+        let script = Arc::new(load_str("t.csp", SCRIPT, Path::new(".")).unwrap());
+        let procs: Vec<Proc> = (0..8)
+            .map(|i| script.process("Q", &[Value::Int(i)]).unwrap())
+            .chain(["X", "Y"].iter().map(|n| script.process(n, &[]).unwrap()))
+            .collect();
+        let tt = global().register_thread();
+        let sec = tt.shared_section();
+        let orders: Vec<Vec<Vec<std::cmp::Ordering>>> = [false, true]
+            .iter()
+            .map(|&reverse| {
+                let enc = Encoding::new(script.clone()).unwrap();
+                let mut terms = vec![None; procs.len()];
+                let mut at: Vec<usize> = (0..procs.len()).collect();
+                if reverse {
+                    at.reverse();
+                }
+                for i in at {
+                    terms[i] = Some(
+                        enc.build(&sec, &procs[i], &mut BuildPath::default())
+                            .unwrap()
+                            .id(),
+                    );
+                }
+                let terms: Vec<TermId> = terms.into_iter().map(Option::unwrap).collect();
+                terms
+                    .iter()
+                    .map(|&s| {
+                        terms
+                            .iter()
+                            .map(|&t| enc.cmp_terms(term(&sec, s), term(&sec, t)))
+                            .collect()
+                    })
+                    .collect()
+            })
+            .collect();
+        assert_eq!(orders[0], orders[1]);
+        let o = &orders[0];
+        let n = procs.len();
+        for i in 0..n {
+            for j in 0..n {
+                assert_eq!(o[i][j] == std::cmp::Ordering::Equal, i == j);
+                assert_eq!(o[i][j], o[j][i].reverse());
+                for k in 0..n {
+                    if o[i][j].is_lt() && o[j][k].is_lt() {
+                        assert!(o[i][k].is_lt());
+                    }
+                }
+            }
+        }
     }
 }

@@ -20,6 +20,22 @@
 //! A [`CspState`] is that number, fixed when the state is first met, so the explorer needs no
 //! index of its own ([`TransitionSystem::state_number`]).
 //!
+//! # Canonical order of successors
+//!
+//! Numbers are given in the order threads happen to meet states, so they differ between runs
+//! and thread counts; the order in which a state's successors are emitted must not (see
+//! [`TransitionSystem::for_each_successor`]). Successors come out sorted by label, then by a
+//! canonical key of the target, a function of the process only:
+//!
+//! - a sequential process's transitions are sorted by the canonical order of terms
+//!   (`Encoding::cmp_terms`: by structure and by the contents of the values in them, never by
+//!   addresses or intern numbers), so an explicit leaf's breadth-first numbering is canonical
+//!   too, and a term state's successors are emitted in that order;
+//! - a network state's successors are ordered by their vectors of leaves, position by
+//!   position: an explicit position by its (canonical) leaf number, a lazy one (numbered as
+//!   met) by the canonical order of its terms, read only where two vectors differ there. When
+//!   every position is explicit the packed words themselves are compared.
+//!
 //! # Garbage collection
 //!
 //! All term work for one state runs inside one shared section of the calling thread's
@@ -72,6 +88,8 @@ enum Shape {
         layout: Layout,
         index: Box<StateIndex>,
         omega: u32,
+        /// Every position is explicit: packed keys compare canonically as they are.
+        all_explicit: bool,
     },
 }
 
@@ -233,6 +251,38 @@ impl RootSet for Shared {
     }
 }
 
+/// One component of a state of a parallel composition (a leaf of the network), as FDR's
+/// debugger shows it: see [`CspSystem::describe_components`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ComponentState {
+    /// Where the component sits: the operand taken at each static operator from the top of
+    /// the process (the processes of a parallel or interleaving numbered from 0, set arguments
+    /// not counted; 0 under a hiding or a renaming; 0 and 1 for the sides of a link). `[1, 0]`
+    /// is the first process of the top operator's second one. Empty for a whole process.
+    pub path: Vec<u32>,
+    /// The component's process as CSPm: the named process it is (`PHIL(3)`) where it is the
+    /// unfolding of one, its printed form otherwise; `Ω` for the terminated process.
+    pub process: String,
+}
+
+impl ComponentState {
+    /// The path written as `[1].[0]` (empty for a whole process).
+    pub fn position(&self) -> String {
+        let parts: Vec<String> = self.path.iter().map(|i| format!("[{i}]")).collect();
+        parts.join(".")
+    }
+}
+
+impl std::fmt::Display for ComponentState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.path.is_empty() {
+            f.write_str(&self.process)
+        } else {
+            write!(f, "{} {}", self.position(), self.process)
+        }
+    }
+}
+
 /// A CSPm process as a transition system: labels are [`crate::ts::TAU`] (0),
 /// [`CspSystem::tick_label`] (1), then the script's events in the order of its
 /// [`EventTable`](super::EventTable).
@@ -269,6 +319,8 @@ struct ThreadContext {
     next: Vec<u32>,
     labels: Vec<Label>,
     found: Vec<(u32, bool)>,
+    /// The successors' indices in canonical order.
+    perm: Vec<u32>,
     out: Vec<(Label, u32)>,
 }
 
@@ -334,12 +386,14 @@ impl CspSystem {
                     .map_err(too_many)?
                     .0;
                 drop(handle);
+                let all_explicit = positions.iter().all(|p| matches!(p, Position::Explicit(_)));
                 let shape = Shape::Network {
                     node,
                     positions,
                     layout,
                     index,
                     omega,
+                    all_explicit,
                 };
                 (initial, shape)
             } else {
@@ -387,6 +441,56 @@ impl CspSystem {
             Some(p) => self.shared.sem.enc.script.show_proc(&p),
             None => "Ω".to_string(),
         }
+    }
+
+    /// The state shown per component, as FDR's debugger does: for a network state one entry
+    /// per leaf of the parallel composition, in the order of the leaves (left to right in
+    /// the process), each with its path in the network and its process (see
+    /// [`ComponentState`]). A state that is not a network, and Ω, give one entry with an
+    /// empty path whose process is [`CspSystem::describe`]'s.
+    pub fn describe_components(&self, state: CspState) -> Vec<ComponentState> {
+        let whole = || {
+            vec![ComponentState {
+                path: Vec::new(),
+                process: self.describe(state),
+            }]
+        };
+        let shared = &*self.shared;
+        let Shape::Network {
+            node,
+            positions,
+            layout,
+            index,
+            ..
+        } = &shared.shape
+        else {
+            return whole();
+        };
+        let mut key = vec![0; index.width()];
+        index.read_key(state.0, &mut key);
+        if layout.get(&key, 0) == layout.reserved(0) {
+            return whole();
+        }
+        let enc = &shared.sem.enc;
+        let calls = enc.calls_by_term();
+        TERMS.with(|tt| {
+            let sec = tt.shared_section();
+            node.leaf_paths()
+                .into_iter()
+                .enumerate()
+                .map(|(p, path)| {
+                    let t = positions[p].term(layout.get(&key, p));
+                    let process = match calls.get(&t) {
+                        Some(call) => enc.script.show_proc(call),
+                        None => match enc.to_proc(term(&sec, t)) {
+                            Some(proc) => enc.script.show_proc(&proc),
+                            None => "Ω".to_string(),
+                        },
+                    };
+                    ComponentState { path, process }
+                })
+                .collect()
+        })
     }
 
     /// The process `state` stands for (`None` for Ω): a normalised process term, calls at
@@ -477,6 +581,7 @@ impl CspSystem {
                         next: Vec::new(),
                         labels: Vec::new(),
                         found: Vec::new(),
+                        perm: Vec::new(),
                         out: Vec::new(),
                     });
                     contexts.len() - 1
@@ -516,7 +621,8 @@ impl CspSystem {
         Ok(span)
     }
 
-    /// The successors of network state `state` into `ctx.out`.
+    /// The successors of network state `state` into `ctx.out`, without duplicates, in
+    /// canonical order (see the module documentation).
     fn network_successors(
         &self,
         ctx: &mut ThreadContext,
@@ -529,6 +635,7 @@ impl CspSystem {
             layout,
             index,
             omega,
+            all_explicit,
         } = &self.shared.shape
         else {
             unreachable!("a network's state");
@@ -552,10 +659,11 @@ impl CspSystem {
         // The successors' keys, one after another, then numbered together.
         ctx.next.clear();
         ctx.labels.clear();
+        let mut tick = false;
         let width = ctx.key.len();
         for m in &ctx.scratch.moves {
             if m.label == TICK {
-                ctx.out.push((TICK, *omega));
+                tick = true;
                 continue;
             }
             let at = ctx.next.len();
@@ -573,13 +681,66 @@ impl CspSystem {
         index
             .insert_many(handle, &ctx.next, &mut ctx.found)
             .map_err(|e| CspError::unpositioned(ErrorKind::Limit, e.to_string()))?;
-        ctx.out.extend(
-            ctx.labels
-                .iter()
-                .zip(&ctx.found)
-                .map(|(&l, &(n, _))| (l, n)),
-        );
+        // Canonical order: by label, then by key; equal keys (equal numbers) end up adjacent.
+        let (labels, next, found) = (&ctx.labels, &ctx.next, &ctx.found);
+        let key = |i: u32| &next[i as usize * width..(i as usize + 1) * width];
+        ctx.perm.clear();
+        ctx.perm.extend(0..labels.len() as u32);
+        ctx.perm.sort_unstable_by(|&i, &j| {
+            labels[i as usize].cmp(&labels[j as usize]).then_with(|| {
+                if found[i as usize].0 == found[j as usize].0 {
+                    std::cmp::Ordering::Equal
+                } else if *all_explicit {
+                    key(i).cmp(key(j))
+                } else {
+                    self.cmp_keys(sec, positions, layout, key(i), key(j))
+                }
+            })
+        });
+        let mut last = None;
+        for &i in &ctx.perm {
+            let label = labels[i as usize];
+            if tick && label > TICK {
+                ctx.out.push((TICK, *omega));
+                tick = false;
+            }
+            let edge = (label, found[i as usize].0);
+            if last != Some(edge) {
+                ctx.out.push(edge);
+                last = Some(edge);
+            }
+        }
+        if tick {
+            ctx.out.push((TICK, *omega));
+        }
         Ok(())
+    }
+
+    /// The canonical order of two different network keys (not Ω): position by position, an
+    /// explicit leaf by its number, a lazy one by its term.
+    fn cmp_keys(
+        &self,
+        sec: &Section<'_>,
+        positions: &[Position],
+        layout: &Layout,
+        a: &[u32],
+        b: &[u32],
+    ) -> std::cmp::Ordering {
+        for (p, position) in positions.iter().enumerate() {
+            let (x, y) = (layout.get(a, p), layout.get(b, p));
+            if x == y {
+                continue;
+            }
+            return match position {
+                Position::Explicit(_) => x.cmp(&y),
+                Position::Lazy(table) => self
+                    .shared
+                    .sem
+                    .enc
+                    .cmp_terms(term(sec, table.term(x)), term(sec, table.term(y))),
+            };
+        }
+        std::cmp::Ordering::Equal
     }
 }
 
@@ -601,11 +762,9 @@ impl TransitionSystem for CspSystem {
                     .moves(&shared.sem, sec, state.0)
                     .map(|moves| ctx.out.extend_from_slice(&moves)),
             };
-            r.map(|()| {
-                ctx.out.sort_unstable();
-                ctx.out.dedup();
-                std::mem::take(&mut ctx.out)
-            })
+            // Both are without duplicates and in canonical order already: a term's moves
+            // as the semantics sorted them (numbers given to distinct targets are distinct).
+            r.map(|()| std::mem::take(&mut ctx.out))
         });
         match result {
             Ok(mut out) => {

@@ -13,6 +13,8 @@
 //! `P = STOP |~| P` are fine, while an unguarded recursion such as `P = P [] a -> STOP` is
 //! reported as an error instead of looping.
 
+use std::cmp::Ordering;
+use std::collections::HashMap;
 use std::hash::Hash;
 use std::sync::{Arc, OnceLock};
 
@@ -112,6 +114,28 @@ impl Op {
             .unwrap_or(Op::Net)
     }
 
+    /// The rank of this operator in the canonical order of terms ([`Encoding::cmp_terms`]).
+    fn rank(self) -> usize {
+        NAMES
+            .iter()
+            .position(|(_, op)| *op == self)
+            .unwrap_or(NAMES.len())
+    }
+
+    /// The intern table numbered by argument `i` of a term of this operator, if that argument
+    /// is a number.
+    fn table_of(self, i: usize) -> Option<Table> {
+        match (self, i) {
+            (Op::Prefix, 0) => Some(Table::Prefixes),
+            (Op::Lazy, 0) => Some(Table::Lazies),
+            (Op::Parallel, 0) | (Op::Hide, 1) => Some(Table::Sets),
+            (Op::AlphaParallel, 0) => Some(Table::Alphabets),
+            (Op::Rename, 1) => Some(Table::Renamings),
+            (Op::Link, 1) => Some(Table::Links),
+            _ => None,
+        }
+    }
+
     fn name(self) -> &'static str {
         NAMES
             .iter()
@@ -135,6 +159,17 @@ impl Op {
     }
 }
 
+/// The intern tables of an [`Encoding`], as named by an operator's numeric argument.
+#[derive(Clone, Copy)]
+enum Table {
+    Prefixes,
+    Lazies,
+    Sets,
+    Alphabets,
+    Renamings,
+    Links,
+}
+
 /// A table numbering distinct values of `K`, each with data `V` computed once.
 pub(crate) struct Interned<K, V> {
     index: DashMap<K, u32>,
@@ -147,6 +182,19 @@ impl<K: Clone + Eq + Hash, V> Interned<K, V> {
             index: DashMap::new(),
             items: RwLock::new(Vec::new()),
         }
+    }
+
+    /// Orders entries `a` and `b` by their keys (not by their numbers, which are given in the
+    /// order the keys are met).
+    fn cmp_entries(&self, a: u32, b: u32) -> Ordering
+    where
+        K: Ord,
+    {
+        if a == b {
+            return Ordering::Equal;
+        }
+        let items = self.items.read();
+        items[a as usize].0.cmp(&items[b as usize].0)
     }
 
     /// The number of `key`, computing its data with `make` the first time.
@@ -229,6 +277,77 @@ impl Encoding {
         if let Some(&o) = self.omega.get() {
             visit(o);
         }
+    }
+
+    /// The canonical order of process terms: a total order, equal only for the same term, that
+    /// depends only on the processes the terms stand for, never on term addresses or on the
+    /// numbers of the intern tables (both given in the order terms and values are met, which
+    /// varies with the timing of threads). Terms compare by operator, arity, then arguments
+    /// left to right: a process argument recursively, a numbered one by its table's key (a
+    /// prefix closure, a lazy process, an event set, ...).
+    pub(crate) fn cmp_terms(&self, a: TermRef<'_>, b: TermRef<'_>) -> Ordering {
+        if a.id() == b.id() {
+            return Ordering::Equal;
+        }
+        stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || self.cmp_distinct(a, b))
+    }
+
+    fn cmp_distinct(&self, a: TermRef<'_>, b: TermRef<'_>) -> Ordering {
+        if let (Some(x), Some(y)) = (a.int_value(), b.int_value()) {
+            return x.cmp(&y);
+        }
+        let (op_a, op_b) = (Op::of(a), Op::of(b));
+        let order = op_a
+            .rank()
+            .cmp(&op_b.rank())
+            .then_with(|| a.symbol().name().cmp(b.symbol().name()))
+            .then_with(|| a.arity().cmp(&b.arity()))
+            .then_with(|| a.symbol().is_int().cmp(&b.symbol().is_int()));
+        if order != Ordering::Equal {
+            return order;
+        }
+        for (i, (x, y)) in a.args().zip(b.args()).enumerate() {
+            let order = match (op_a.table_of(i), x.int_value(), y.int_value()) {
+                (Some(table), Some(x), Some(y)) => self.cmp_numbered(table, x as u32, y as u32),
+                _ => self.cmp_terms(x, y),
+            };
+            if order != Ordering::Equal {
+                return order;
+            }
+        }
+        Ordering::Equal
+    }
+
+    /// Orders entries `a` and `b` of `table` by their keys.
+    fn cmp_numbered(&self, table: Table, a: u32, b: u32) -> Ordering {
+        match table {
+            Table::Prefixes => self.prefixes.cmp_entries(a, b),
+            Table::Lazies => self.lazies.cmp_entries(a, b),
+            Table::Sets => self.sets.cmp_entries(a, b),
+            Table::Alphabets => self.alphabets.cmp_entries(a, b),
+            Table::Renamings => self.renamings.cmp_entries(a, b),
+            Table::Links => self.links.cmp_entries(a, b),
+        }
+    }
+
+    /// For each term that is the unfolding of a named process (a call such as `PHIL(3)`), that
+    /// call; the least one where several unfold to the same term.
+    pub(crate) fn calls_by_term(&self) -> HashMap<TermId, Proc> {
+        let mut calls: HashMap<TermId, Proc> = HashMap::new();
+        for e in self.activated.iter() {
+            let p = self.lazies.get(*e.key()).0.clone();
+            if !matches!(p.node(), ProcNode::Call(_)) {
+                continue;
+            }
+            match calls.get_mut(e.value()) {
+                Some(q) if *q <= p => {}
+                Some(q) => *q = p,
+                None => {
+                    calls.insert(*e.value(), p);
+                }
+            }
+        }
+        calls
     }
 
     /// The terminated process Ω.
