@@ -15,7 +15,7 @@ use super::limits::SearchArgs;
 use super::progress::LevelProgress;
 use super::refines::{angle, braces, explain_violation};
 use super::UsageError;
-use weft::csp::load_script;
+use weft::csp::{load_script, ComponentState};
 use weft::refine::properties::PropertyViolation;
 use weft::verify::{
     AssertionResult, AssertionRun, Progress, Summary, Verdict, VerifyError, VerifyOptions, Witness,
@@ -54,7 +54,8 @@ pub fn run(args: &CheckArgs) -> Result<i32> {
         eprintln!("{}", weft::diag::render(e, weft::diag::use_color()));
     }
     let unused_errors = script.errors().len();
-    let line: Arc<Mutex<Option<LevelProgress>>> = Arc::new(Mutex::new(None));
+    // The progress line, and whether it counts product pairs.
+    let line: Arc<Mutex<Option<(LevelProgress, &str)>>> = Arc::new(Mutex::new(None));
     let progress_line = line.clone();
     let opts = VerifyOptions {
         threads: args.search.threads(),
@@ -65,19 +66,20 @@ pub fn run(args: &CheckArgs) -> Result<i32> {
             let mut line = progress_line.lock().unwrap_or_else(|e| e.into_inner());
             match p {
                 Progress::Exploring(process) => {
-                    *line = LevelProgress::start(&format!("exploring {}", head(process, 60)));
+                    *line = LevelProgress::start(&format!("exploring {}", head(process, 60)))
+                        .map(|l| (l, "states"));
                 }
-                Progress::Level {
-                    levels,
-                    states,
-                    transitions,
-                } => {
-                    if let Some(l) = line.as_ref() {
-                        l.update(levels, states, transitions);
+                Progress::Checking(assertion) => {
+                    *line = LevelProgress::start(&format!("checking {}", head(assertion, 60)))
+                        .map(|l| (l, "pairs"));
+                }
+                Progress::Level(report) => {
+                    if let Some((l, noun)) = line.as_ref() {
+                        l.update(&report, noun);
                     }
                 }
                 Progress::Explored => {
-                    if let Some(l) = line.take() {
+                    if let Some((l, _)) = line.take() {
                         l.finish();
                     }
                 }
@@ -210,7 +212,11 @@ fn result_json(r: &AssertionResult) -> serde_json::Value {
             _ => serde_json::Value::Null,
         },
         "states": r.states,
+        "pairs": r.states,
         "transitions": r.transitions,
+        "levels": r.levels,
+        "threads": r.threads,
+        "peak_memory": r.peak_memory,
         "seconds": r.seconds,
     })
 }
@@ -230,13 +236,15 @@ fn explain(out: &mut String, w: &Witness) {
         Witness::Refinement {
             counterexample,
             process,
+            components,
         } => {
             explain_violation(out, counterexample);
-            let _ = writeln!(out, "  implementation state: {}", head(process, 400));
+            state_lines(out, "implementation state", process, components);
         }
         Witness::Property {
             counterexample: c,
             process,
+            components,
         } => {
             let _ = writeln!(out, "  trace: {}", angle(&c.trace));
             let _ = match &c.violation {
@@ -259,11 +267,25 @@ fn explain(out: &mut String, w: &Witness) {
                     writeln!(out, "  then the process cannot perform {event}")
                 }
             };
-            let _ = writeln!(out, "  state: {}", head(process, 400));
+            state_lines(out, "state", process, components);
         }
         Witness::Trace { trace, process, .. } => {
             let _ = writeln!(out, "  the process performs {}", angle(trace));
             let _ = writeln!(out, "  reaching: {}", head(process, 400));
         }
+    }
+}
+
+/// A process state as FDR's debugger shows it: one line per component of its parallel
+/// composition (its place in the composition, then its process), or one line for a process
+/// that is not a composition.
+fn state_lines(out: &mut String, what: &str, process: &str, components: &[ComponentState]) {
+    if components.len() <= 1 {
+        let _ = writeln!(out, "  {what}: {}", head(process, 400));
+        return;
+    }
+    let _ = writeln!(out, "  {what}, by component:");
+    for c in components {
+        let _ = writeln!(out, "    {}  {}", c.position(), head(&c.process, 200));
     }
 }

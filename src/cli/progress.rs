@@ -30,17 +30,23 @@ impl LevelProgress {
         Some(LevelProgress { bar })
     }
 
-    /// Reports a finished level.
-    pub fn update(&self, levels: u32, states: u64, transitions: u64) {
+    /// Reports a finished level: the level, the states (or product pairs: `noun`) known,
+    /// their rate, and the process's resident memory.
+    pub fn update(&self, r: &LevelReport, noun: &str) {
+        let rate = r.states as f64 / r.seconds.max(1e-9);
+        let memory = weft::explore::limits::resident_bytes()
+            .map(|b| format!(", {} MB", b >> 20))
+            .unwrap_or_default();
         self.bar.set_message(format!(
-            "level {levels}: {states} states, {transitions} transitions"
+            "level {}: {} {noun}, {:.0} {noun}/s, {} transitions{memory}",
+            r.level, r.states, rate, r.transitions
         ));
     }
 
     /// An explorer callback that reports each finished level on this line.
     pub fn observer(&self) -> LevelObserver {
         let p = self.clone();
-        Arc::new(move |r: &LevelReport| p.update(r.level, r.states, r.transitions))
+        Arc::new(move |r: &LevelReport| p.update(r, "states"))
     }
 
     /// Removes the line.

@@ -253,7 +253,7 @@ impl RootSet for Shared {
 
 /// One component of a state of a parallel composition (a leaf of the network), as FDR's
 /// debugger shows it: see [`CspSystem::describe_components`].
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct ComponentState {
     /// Where the component sits: the operand taken at each static operator from the top of
     /// the process (the processes of a parallel or interleaving numbered from 0, set arguments

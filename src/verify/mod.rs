@@ -42,7 +42,6 @@ use crate::refine::{
     check_system, search_property, CheckOptions, Counterexample, Model, Property,
     RefineError, SystemOptions,
 };
-use crate::ts::TransitionSystem;
 
 /// Receives the [`Progress`] of an assertion run.
 pub type ProgressObserver = Arc<dyn Fn(Progress<'_>) + Send + Sync>;
