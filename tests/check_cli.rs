@@ -115,10 +115,7 @@ fn dining_philosophers_deadlock_is_every_philosopher_holding_a_fork() {
         out.contains("assert COLLEGE :[deadlock free [F]]: fails"),
         "{out}"
     );
-    assert!(
-        out.contains("trace: <thinks.0, sits.0, picks.0.0,"),
-        "{out}"
-    );
+    assert!(out.contains("trace: <thinks.0,"), "{out}");
     assert!(out.contains("then deadlock"), "{out}");
     assert!(
         out.contains("assert not COLLEGE :[deadlock free [F]]: holds"),
@@ -136,7 +133,11 @@ fn json_output_does_not_depend_on_the_thread_count() {
         let path = example(name);
         let strip = |mut v: Vec<Value>| {
             for a in &mut v {
-                a.as_object_mut().expect("object").remove("seconds");
+                let a = a.as_object_mut().expect("object");
+                // What is meant to differ: the time, the thread count, the memory.
+                for key in ["seconds", "threads", "peak_memory"] {
+                    a.remove(key);
+                }
             }
             v
         };

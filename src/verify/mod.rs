@@ -19,6 +19,7 @@
 #![forbid(unsafe_code)]
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -347,6 +348,9 @@ pub struct AssertionRun {
     /// Every process explored so far, or the error its exploration ended with (assertions
     /// often share processes).
     explored: HashMap<Proc, Result<Arc<Explored>, VerifyError>>,
+    /// States (or pairs) known at the end of the last level of the running search: what a
+    /// stopped search reports.
+    reached: Arc<AtomicU64>,
 }
 
 /// A search's own figures, for the assertion's result.
@@ -366,6 +370,7 @@ impl AssertionRun {
             engine: None,
             systems: HashMap::new(),
             explored: HashMap::new(),
+            reached: Arc::new(AtomicU64::new(0)),
         }
     }
 
@@ -485,11 +490,30 @@ impl AssertionRun {
         }
     }
 
-    /// A level observer that reports progress.
+    /// A level observer that keeps the count of states reached and reports progress.
     fn on_level(&self) -> Option<LevelObserver> {
-        self.opts.progress.clone().map(|p| {
-            Arc::new(move |r: &LevelReport| p(Progress::Level(*r))) as LevelObserver
-        })
+        let progress = self.opts.progress.clone();
+        let reached = self.reached.clone();
+        // Ordering: Relaxed; read after the search.
+        reached.store(0, Ordering::Relaxed);
+        Some(Arc::new(move |r: &LevelReport| {
+            reached.store(r.states, Ordering::Relaxed);
+            if let Some(p) = &progress {
+                p(Progress::Level(*r));
+            }
+        }))
+    }
+
+    /// A refinement or property search's failure as a stop (with the states it reached) or
+    /// an error.
+    fn stopped_or_error(&self, e: RefineError) -> Interrupted {
+        match e {
+            // Ordering: Relaxed; the search has ended.
+            RefineError::Stopped(reason) => {
+                Interrupted::Stopped(reason, self.reached.load(Ordering::Relaxed))
+            }
+            e => Interrupted::Error(VerifyError::Checker(e.to_string())),
+        }
     }
 
     /// Explores `process` into an LTS (once per process).
@@ -578,7 +602,7 @@ impl AssertionRun {
                 let checked = check_system(&engine, &spec.lts, &*system, &opts, &system_opts, stop);
                 self.searched();
                 self.system_error(imp, &system)?;
-                let checked = checked.map_err(stopped_or_error)?;
+                let checked = checked.map_err(|e| self.stopped_or_error(e))?;
                 let stats = &checked.result.stats;
                 let searched = Searched {
                     states: stats.pairs_discovered,
@@ -652,7 +676,7 @@ impl AssertionRun {
         let searched = search_property(&engine, &*system, property, tick, &system_opts, stop);
         self.searched();
         self.system_error(process, &system)?;
-        let searched = searched.map_err(stopped_or_error)?;
+        let searched = searched.map_err(|e| self.stopped_or_error(e))?;
         let witness = searched.counterexample.map(|c| {
             let state = searched.state.expect("a counterexample's state");
             Witness::Property {
@@ -670,14 +694,6 @@ impl AssertionRun {
                 levels: searched.levels,
             },
         })
-    }
-}
-
-/// A refinement or property search's failure as a stop or an error.
-fn stopped_or_error(e: RefineError) -> Interrupted {
-    match e {
-        RefineError::Stopped(reason) => Interrupted::Stopped(reason, 0),
-        e => Interrupted::Error(VerifyError::Checker(e.to_string())),
     }
 }
 
