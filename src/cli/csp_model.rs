@@ -123,6 +123,27 @@ fn parse_call(spec: &str) -> Result<(String, Vec<Value>)> {
     Ok((spec[..open].trim().to_string(), args))
 }
 
+/// `FILE.csp:PROCESS` as a system (for an on-the-fly check); `None` when `arg` is not of
+/// that form.
+pub fn system_of(arg: &str) -> Result<Option<CspSystem>> {
+    let Some((file, process)) = arg.rsplit_once(':') else {
+        return Ok(None);
+    };
+    if !is_csp(Path::new(file)) {
+        return Ok(None);
+    }
+    let script = load(Path::new(file))?;
+    if process.trim().is_empty() {
+        return Err(UsageError(format!(
+            "`{arg}`: name the process after the colon; {}",
+            defines(&script)
+        ))
+        .into());
+    }
+    let (_, proc) = select_process(&script, Some(process))?;
+    Ok(Some(CspSystem::new(&script, &proc)?))
+}
+
 /// `FILE.csp:PROCESS` as an explicit LTS (explored with every core), stopping with
 /// [`LimitReached`] past `max_states` states.
 pub fn lts_of(arg: &str, search: &SearchArgs, stop: &StopSignal) -> Result<Lts> {

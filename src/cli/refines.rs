@@ -7,11 +7,13 @@ use anyhow::Result;
 use clap::{Args, ValueEnum};
 
 use super::{LimitReached, UsageError, EXIT_FAILS, EXIT_HOLDS};
-use weft::explore::{StopSignal, Watchdog};
+use weft::csp::{ComponentState, CspSystem};
+use weft::explore::{Engine, StopSignal, Watchdog};
 use weft::lts::aut::{read_aut_file, AutOptions};
 use weft::lts::Lts;
 use weft::refine::{
-    check_until, CheckOptions, CheckResult, Counterexample, Model, RefineError, Search, Violation,
+    check_system, check_until, CheckOptions, CheckResult, Counterexample, Model, RefineError,
+    Search, SystemOptions, Violation,
 };
 
 use super::limits::SearchArgs;
@@ -109,7 +111,6 @@ pub fn run(args: RefinesArgs) -> Result<i32> {
     let _watchdog = Watchdog::start(args.limits.resource_limits(), &stop);
     let tau = args.tau.as_deref();
     let spec = load_system(&args.spec, tau, &args.limits, &stop)?;
-    let implementation = load_system(&args.implementation, tau, &args.limits, &stop)?;
     let opts = CheckOptions {
         model: match args.model {
             ModelArg::Traces => Model::Traces,
@@ -123,6 +124,12 @@ pub fn run(args: RefinesArgs) -> Result<i32> {
         no_antichain: args.no_antichain,
         threads: args.limits.threads(),
     };
+    if opts.search == Search::Bfs {
+        if let Some(system) = super::csp_model::system_of(&args.implementation)? {
+            return check_on_the_fly(&args, &spec, &system, &opts, &stop);
+        }
+    }
+    let implementation = load_system(&args.implementation, tau, &args.limits, &stop)?;
     let mut result = match check_until(&spec, &implementation, &opts, &stop) {
         Err(RefineError::Stopped(reason)) => {
             return Err(LimitReached(format!(
@@ -140,8 +147,62 @@ pub fn run(args: RefinesArgs) -> Result<i32> {
     if args.json {
         println!("{}", to_json(&result));
     } else {
-        print!("{}", explain(&result, &args.spec, &args.implementation));
+        print!("{}", explain(&result, &args.spec, &args.implementation, None));
         print!("{}", stats_line(&result));
+    }
+    Ok(if result.holds() {
+        EXIT_HOLDS
+    } else {
+        EXIT_FAILS
+    })
+}
+
+/// Checks a CSPm implementation on the fly (the product explored as far as the check needs,
+/// never the implementation alone); its state is shown as CSPm, per component.
+fn check_on_the_fly(
+    args: &RefinesArgs,
+    spec: &Lts,
+    system: &CspSystem,
+    opts: &CheckOptions,
+    stop: &StopSignal,
+) -> Result<i32> {
+    let engine = Engine::new(opts.threads)?;
+    let system_opts = SystemOptions {
+        max_pairs: args.limits.max_states,
+        on_level: None,
+    };
+    let checked = check_system(&engine, spec, system, opts, &system_opts, stop);
+    if let Some(e) = system.take_error() {
+        return Err(e.into());
+    }
+    let checked = match checked {
+        Err(RefineError::Stopped(reason)) => {
+            return Err(LimitReached(format!(
+                "the refinement check was stopped by {}: no verdict",
+                reason.describe()
+            ))
+            .into())
+        }
+        other => other?,
+    };
+    let result = &checked.result;
+    let components = checked
+        .impl_state
+        .map(|s| system.describe_components(s))
+        .unwrap_or_default();
+    if args.json {
+        let mut value = to_json(result);
+        if let Some(s) = checked.impl_state {
+            value["counterexample"]["process"] = system.describe(s).into();
+            value["counterexample"]["components"] = serde_json::to_value(&components)?;
+        }
+        println!("{value}");
+    } else {
+        print!(
+            "{}",
+            explain(result, &args.spec, &args.implementation, Some(&components))
+        );
+        print!("{}", stats_line(result));
     }
     Ok(if result.holds() {
         EXIT_HOLDS
@@ -215,7 +276,12 @@ pub(super) fn explain_violation(out: &mut String, cex: &Counterexample) {
 }
 
 /// The human-readable verdict and counterexample.
-fn explain(result: &CheckResult, spec: &str, implementation: &str) -> String {
+fn explain(
+    result: &CheckResult,
+    spec: &str,
+    implementation: &str,
+    components: Option<&[ComponentState]>,
+) -> String {
     let mut out = String::new();
     let model = result.model.name();
     let Some(cex) = &result.counterexample else {
@@ -227,11 +293,22 @@ fn explain(result: &CheckResult, spec: &str, implementation: &str) -> String {
         "does not hold: {implementation} does not refine {spec} ({model})"
     );
     explain_violation(&mut out, cex);
-    let _ = writeln!(
-        out,
-        "  ({} product steps, taus included; implementation state {})",
-        cex.steps, cex.impl_state
-    );
+    match components {
+        None => {
+            let _ = writeln!(
+                out,
+                "  ({} product steps, taus included; implementation state {})",
+                cex.steps, cex.impl_state
+            );
+        }
+        Some(components) => {
+            let _ = writeln!(out, "  ({} product steps, taus included)", cex.steps);
+            let _ = writeln!(out, "  implementation state, by component:");
+            for c in components {
+                let _ = writeln!(out, "    {c}");
+            }
+        }
+    }
     out
 }
 
