@@ -383,9 +383,10 @@ fn garbage_collection_during_exploration_keeps_every_state() {
     for threads in [1, 2] {
         let sys = CspSystem::new(&script, &p).unwrap();
         // Between two levels no worker is in a section: collect there.
-        let collect: weft::explore::LevelObserver = std::sync::Arc::new(|_: &weft::explore::LevelReport| {
-            weft::term::global().register_thread().collect_garbage();
-        });
+        let collect: weft::explore::LevelObserver =
+            std::sync::Arc::new(|_: &weft::explore::LevelReport| {
+                weft::term::global().register_thread().collect_garbage();
+            });
         let opts = ExploreOptions {
             threads,
             record_transitions: true,

@@ -392,7 +392,15 @@ fn refines_stops_at_max_states_without_a_verdict() {
     let (code, out, _) = weft(&["refines", "--model", "traces", &spec, &imp]);
     assert_eq!(code, 0, "{out}");
     // (In the failures models P fails at once, before any limit: the check is on the fly.)
-    let (code, out, err) = weft(&["refines", "--model", "traces", "--max-states", "10", &spec, &imp]);
+    let (code, out, err) = weft(&[
+        "refines",
+        "--model",
+        "traces",
+        "--max-states",
+        "10",
+        &spec,
+        &imp,
+    ]);
     assert_error(code, &err);
     assert!(out.is_empty(), "{out}");
     assert!(
@@ -400,7 +408,14 @@ fn refines_stops_at_max_states_without_a_verdict() {
         "{err}"
     );
     let (code, out, _) = weft(&[
-        "refines", "--model", "traces", "--json", "--max-states", "10", &spec, &imp,
+        "refines",
+        "--model",
+        "traces",
+        "--json",
+        "--max-states",
+        "10",
+        &spec,
+        &imp,
     ]);
     assert_eq!(code, 2);
     assert_eq!(json_error(&out)["kind"], "limit");

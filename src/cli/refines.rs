@@ -147,7 +147,10 @@ pub fn run(args: RefinesArgs) -> Result<i32> {
     if args.json {
         println!("{}", to_json(&result));
     } else {
-        print!("{}", explain(&result, &args.spec, &args.implementation, None));
+        print!(
+            "{}",
+            explain(&result, &args.spec, &args.implementation, None)
+        );
         print!("{}", stats_line(&result));
     }
     Ok(if result.holds() {

@@ -97,6 +97,8 @@ pub struct LevelWriter<'a> {
     slots: &'a LevelSlots,
     next: u64,
     end: u64,
+    /// Known states this worker removed (an antichain's supersets), for statistics.
+    removed: u64,
 }
 
 /// Provisional ids a worker takes at a time.
@@ -109,7 +111,14 @@ impl<'a> LevelWriter<'a> {
             slots,
             next: 0,
             end: 0,
+            removed: 0,
         }
+    }
+
+    /// Counts `n` known states removed (for the statistics of [`Run::max_held`]).
+    #[inline]
+    pub fn note_removed(&mut self, n: u64) {
+        self.removed += n;
     }
 
     /// A new candidate found by the step `key`; `None` when provisional ids are used up.
@@ -343,6 +352,9 @@ pub struct Run<S, W> {
     pub witness: Option<Witnessed<W>>,
     /// Statistics (states are the ids given).
     pub stats: ExploreStats,
+    /// The most states the visited policy held at the end of a level (fewer than the states
+    /// when an antichain removes superseded ones).
+    pub max_held: u64,
 }
 
 impl<S, W> Run<S, W> {
@@ -382,6 +394,8 @@ struct LevelPart<'a, S, W> {
     transition_count: u64,
     deadlocks: Vec<u32>,
     witnesses: Vec<(bool, u32, W)>,
+    /// New offers.
+    created: u64,
 }
 
 impl<'a, S, W> LevelPart<'a, S, W> {
@@ -394,6 +408,7 @@ impl<'a, S, W> LevelPart<'a, S, W> {
             transition_count: 0,
             deadlocks: Vec::new(),
             witnesses: Vec::new(),
+            created: 0,
         }
     }
 }
@@ -477,6 +492,8 @@ fn run_in_pool<D: Driven, V: Visited<D::State>>(
     let mut witness = None;
     let mut levels = 0u32;
     let mut level_start = 0usize;
+    let mut held = 1u64;
+    let mut max_held = 1u64;
     while level_start < states.len() {
         levels += 1;
         let slots = LevelSlots::new(base);
@@ -487,64 +504,72 @@ fn run_in_pool<D: Driven, V: Visited<D::State>>(
         let parts: Vec<LevelPart<D::State, D::Witness>> = states[level_start..]
             .par_chunks(CHUNK)
             .enumerate()
-            .fold(|| LevelPart::new(&slots), |mut part, (chunk, members)| {
-                if stop.is_raised() {
-                    return part;
-                }
-                let first_id = (level_start + chunk * CHUNK) as u32;
-                for (i, state) in members.iter().enumerate() {
-                    let id = first_id + i as u32;
-                    let mut k = 0u32;
-                    let outcome = system.expand(state, &mut |label, target| {
-                        let key = ((id as u64) << 32) | k as u64;
-                        k += 1;
-                        part.transition_count += 1;
-                        // Ordering: Relaxed; a hint that saves work, read again at the end.
-                        if found.load(Ordering::Relaxed) {
-                            return;
-                        }
-                        let target_prov = match visited.offer(&target, key, &mut part.writer) {
-                            Offer::New(p) => {
-                                part.candidates.push((p, target, key, label));
-                                p
-                            }
-                            Offer::Current(p, lowered) => {
-                                if lowered {
-                                    part.lowered.push((p, key, label));
-                                }
-                                p
-                            }
-                            Offer::Old(p) => p,
-                            Offer::Covered => return,
-                            Offer::Full => {
-                                full.store(true, Ordering::Relaxed);
+            .fold(
+                || LevelPart::new(&slots),
+                |mut part, (chunk, members)| {
+                    if stop.is_raised() {
+                        return part;
+                    }
+                    let first_id = (level_start + chunk * CHUNK) as u32;
+                    for (i, state) in members.iter().enumerate() {
+                        let id = first_id + i as u32;
+                        let mut k = 0u32;
+                        let outcome = system.expand(state, &mut |label, target| {
+                            let key = ((id as u64) << 32) | k as u64;
+                            k += 1;
+                            part.transition_count += 1;
+                            // Ordering: Relaxed; a hint that saves work, read again at the end.
+                            if found.load(Ordering::Relaxed) {
                                 return;
                             }
-                        };
-                        if opts.record_transitions {
-                            part.transitions.push((id, label, target_prov));
+                            let target_prov = match visited.offer(&target, key, &mut part.writer) {
+                                Offer::New(p) => {
+                                    part.created += 1;
+                                    part.candidates.push((p, target, key, label));
+                                    p
+                                }
+                                Offer::Current(p, lowered) => {
+                                    if lowered {
+                                        part.lowered.push((p, key, label));
+                                    }
+                                    p
+                                }
+                                Offer::Old(p) => p,
+                                Offer::Covered => return,
+                                Offer::Full => {
+                                    full.store(true, Ordering::Relaxed);
+                                    return;
+                                }
+                            };
+                            if opts.record_transitions {
+                                part.transitions.push((id, label, target_prov));
+                            }
+                        });
+                        match outcome {
+                            Some(Found::AtState(w)) => {
+                                found.store(true, Ordering::Relaxed);
+                                part.witnesses.push((false, id, w));
+                            }
+                            Some(Found::AtStep(w)) => {
+                                found.store(true, Ordering::Relaxed);
+                                part.witnesses.push((true, id, w));
+                            }
+                            None if k == 0 => part.deadlocks.push(id),
+                            None => {}
                         }
-                    });
-                    match outcome {
-                        Some(Found::AtState(w)) => {
-                            found.store(true, Ordering::Relaxed);
-                            part.witnesses.push((false, id, w));
-                        }
-                        Some(Found::AtStep(w)) => {
-                            found.store(true, Ordering::Relaxed);
-                            part.witnesses.push((true, id, w));
-                        }
-                        None if k == 0 => part.deadlocks.push(id),
-                        None => {}
                     }
-                }
-                part
-            })
+                    part
+                },
+            )
             .collect();
         let mut candidates = Vec::new();
         let mut lowered = Vec::new();
         let mut witnesses = Vec::new();
         for part in parts {
+            // Candidates made minus states removed: what the policy holds (whatever the
+            // order of discovery, at the level's end).
+            held += part.created;
+            held -= part.writer.removed;
             transition_count += part.transition_count;
             transitions.extend(part.transitions);
             deadlocks.extend(part.deadlocks);
@@ -571,7 +596,14 @@ fn run_in_pool<D: Driven, V: Visited<D::State>>(
         let mut kept: Vec<(u64, u32, D::State, Label)> = candidates
             .into_par_iter()
             .filter_map(|(p, state, key, label)| {
-                slots.key(p).map(|least| (least, p, state, if least == key { label } else { Label::MAX }))
+                slots.key(p).map(|least| {
+                    (
+                        least,
+                        p,
+                        state,
+                        if least == key { label } else { Label::MAX },
+                    )
+                })
             })
             .collect();
         kept.par_sort_unstable_by_key(|c| c.0);
@@ -604,6 +636,7 @@ fn run_in_pool<D: Driven, V: Visited<D::State>>(
             states.push(state);
         }
         base = slots.end();
+        max_held = max_held.max(held);
         if let Some(report) = &opts.on_level {
             report(&LevelReport {
                 level: levels,
@@ -653,6 +686,7 @@ fn run_in_pool<D: Driven, V: Visited<D::State>>(
         transitions,
         witness,
         stats,
+        max_held,
     }
 }
 

@@ -6,8 +6,7 @@
 //! In exact mode (the classical algorithm) a pair is covered only by itself.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicU64 as StdAtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use parking_lot::Mutex;
 
@@ -136,8 +135,6 @@ pub(crate) struct ConcurrentAntichain<'a, I: TransitionSystem> {
     imp: &'a I,
     first: Segmented<AtomicU64>,
     more: Box<[Mutex<HashMap<u32, Vec<u64>, WordBuildHasher>>]>,
-    /// Pairs held (for statistics).
-    held: Arc<StdAtomicU64>,
 }
 
 /// Stripes of the antichain's locks.
@@ -160,20 +157,10 @@ impl<'a, I: TransitionSystem> ConcurrentAntichain<'a, I> {
             nf,
             imp,
             first: Segmented::new(1),
-            more: (0..STRIPES).map(|_| Mutex::new(HashMap::default())).collect(),
-            held: Arc::new(StdAtomicU64::new(0)),
+            more: (0..STRIPES)
+                .map(|_| Mutex::new(HashMap::default()))
+                .collect(),
         }
-    }
-
-    /// The count of pairs held, shared (to read it between levels).
-    pub(crate) fn held(&self) -> Arc<StdAtomicU64> {
-        self.held.clone()
-    }
-
-    /// The number of pairs held now.
-    pub(crate) fn len(&self) -> u64 {
-        // Ordering: Relaxed; read between levels.
-        self.held.load(Ordering::Relaxed)
     }
 
     /// What the entry `(u, p)` says of the pair with set `set`: covered, a candidate of the
@@ -262,9 +249,7 @@ impl<I: TransitionSystem> Visited<(u32, I::State)> for ConcurrentAntichain<'_, I
         // Ordering: Release; publishes the candidate's key (stored by `allocate`) to the
         // lock-free readers.
         cell.store(first, Ordering::Release);
-        // Ordering: Relaxed; statistics, read between levels.
-        self.held.fetch_add(1, Ordering::Relaxed);
-        self.held.fetch_sub(removed, Ordering::Relaxed);
+        level.note_removed(removed);
         Offer::New(prov)
     }
 }

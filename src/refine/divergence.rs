@@ -87,13 +87,13 @@ impl<'a, T: TransitionSystem> DivergenceMemo<'a, T> {
         let mut stack: Vec<usize> = Vec::new();
         let mut frames: Vec<Frame<T::State>> = Vec::new();
         let open = |state: &T::State,
-                        index: &mut HashMap<u64, usize>,
-                        numbers: &mut Vec<u64>,
-                        low: &mut Vec<usize>,
-                        on_stack: &mut Vec<bool>,
-                        div: &mut Vec<bool>,
-                        stack: &mut Vec<usize>,
-                        frames: &mut Vec<Frame<T::State>>| {
+                    index: &mut HashMap<u64, usize>,
+                    numbers: &mut Vec<u64>,
+                    low: &mut Vec<usize>,
+                    on_stack: &mut Vec<bool>,
+                    div: &mut Vec<bool>,
+                    stack: &mut Vec<usize>,
+                    frames: &mut Vec<Frame<T::State>>| {
             let number = self.number(state);
             let node = numbers.len();
             index.insert(number, node);

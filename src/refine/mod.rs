@@ -31,25 +31,22 @@ mod divergence;
 mod engine;
 mod normal;
 mod product;
-mod shared_normal;
 pub mod properties;
 mod property_search;
 pub mod replay;
+mod shared_normal;
 
 use serde::Serialize;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::explore::{
-    Engine, HashedVisited, LevelObserver, LevelReport, RunOptions, StopReason, StopSignal,
-};
+use crate::explore::{Engine, HashedVisited, LevelObserver, RunOptions, StopReason, StopSignal};
 use crate::lts::Lts;
 use crate::ts::{Label, TransitionSystem, TAU};
 use antichain::ConcurrentAntichain;
 use shared_normal::SharedNormalForm;
 
-pub use property_search::{search_property, Property, PropertySearch};
 use product::{Product, ProductWitness, SpecEvents};
+pub use property_search::{search_property, Property, PropertySearch};
 
 /// The semantic model of a check (FDR's `[T=`, `[F=`, `[FD=`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -235,8 +232,7 @@ pub fn check_until(
         return Err(RefineError::NoStates("implementation"));
     }
     if opts.search == Search::Bfs {
-        let engine =
-            Engine::new(opts.threads).map_err(|e| RefineError::Threads(e.to_string()))?;
+        let engine = Engine::new(opts.threads).map_err(|e| RefineError::Threads(e.to_string()))?;
         let checked = check_system(&engine, spec, impl_, opts, &SystemOptions::default(), stop)?;
         let mut result = checked.result;
         if let (Some(cex), Some(state)) = (&mut result.counterexample, checked.impl_state) {
@@ -303,7 +299,7 @@ pub fn check_system<I: TransitionSystem>(
     let nf = SharedNormalForm::new(spec, events.of_label.clone());
     let model = opts.model;
     let product = Product::new(&nf, &events, imp, model);
-    let mut run_opts = RunOptions {
+    let run_opts = RunOptions {
         record_transitions: false,
         max_states: system_opts.max_pairs,
         on_level: system_opts.on_level.clone(),
@@ -316,30 +312,13 @@ pub fn check_system<I: TransitionSystem>(
             &run_opts,
             stop,
         );
-        let held = run.states.len() as u64;
+        let held = run.max_held;
         (run, held)
     } else {
         let antichain = ConcurrentAntichain::new(&nf, imp);
-        // The antichain's size at each level's end (a figure that does not depend on the
-        // thread count), for statistics.
-        let held = antichain.held();
-        let largest = Arc::new(std::sync::atomic::AtomicU64::new(0));
-        let observer = run_opts.on_level.take();
-        let watch = largest.clone();
-        run_opts.on_level = Some(Arc::new(move |report: &LevelReport| {
-            // Ordering: Relaxed, both; statistics read between levels and after the run.
-            let now = held.load(std::sync::atomic::Ordering::Relaxed);
-            watch.fetch_max(now, std::sync::atomic::Ordering::Relaxed);
-            if let Some(o) = &observer {
-                o(report);
-            }
-        }));
         let run = engine.run(&product, &antichain, &run_opts, stop);
-        // Ordering: Relaxed; read after the run.
-        let largest = largest
-            .load(std::sync::atomic::Ordering::Relaxed)
-            .max(antichain.len());
-        (run, largest)
+        let held = run.max_held;
+        (run, held)
     };
     if let Some(reason) = run.stats.stopped {
         return Err(RefineError::Stopped(reason));
@@ -357,7 +336,10 @@ pub fn check_system<I: TransitionSystem>(
             ))
             .max()
             .unwrap_or(0),
-        antichain_hits: run.stats.transitions.saturating_sub(pairs.saturating_sub(1)),
+        antichain_hits: run
+            .stats
+            .transitions
+            .saturating_sub(pairs.saturating_sub(1)),
         antichain_misses: pairs,
         max_antichain,
         spec_sets: nf.num_sets() as u64,

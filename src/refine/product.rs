@@ -209,4 +209,3 @@ impl<I: TransitionSystem> Driven for Product<'_, I> {
         violation.map(Found::AtStep)
     }
 }
-

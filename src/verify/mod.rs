@@ -26,22 +26,20 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use crate::csp::lexer::Model as CspModel;
+use crate::csp::ComponentState;
 use crate::csp::{
     Assertion, AssertionCheck, CspError, CspState, CspSystem, Location, Proc, Script,
 };
-use crate::csp::ComponentState;
 use crate::explore::limits::peak_resident_bytes;
 use crate::explore::{
-    explore_on, Engine, ExploreError, ExploreOptions, LevelObserver, LevelReport,
-    ResourceLimits, StopReason, StopSignal, Watchdog,
+    explore_on, Engine, ExploreError, ExploreOptions, LevelObserver, LevelReport, ResourceLimits,
+    StopReason, StopSignal, Watchdog,
 };
 use crate::lts::Lts;
-use crate::refine::properties::{
-    deterministic, has_trace, HasTrace, PropertyCounterexample,
-};
+use crate::refine::properties::{deterministic, has_trace, HasTrace, PropertyCounterexample};
 use crate::refine::{
-    check_system, search_property, CheckOptions, Counterexample, Model, Property,
-    RefineError, SystemOptions,
+    check_system, search_property, CheckOptions, Counterexample, Model, Property, RefineError,
+    SystemOptions,
 };
 
 /// Receives the [`Progress`] of an assertion run.
@@ -625,7 +623,13 @@ impl AssertionRun {
             }
             AssertionCheck::DeadlockFree { process, model } => {
                 let tick = Some(crate::csp::TICK);
-                self.search(assertion, process, Property::DeadlockFree(model_of(*model)), tick, stop)?
+                self.search(
+                    assertion,
+                    process,
+                    Property::DeadlockFree(model_of(*model)),
+                    tick,
+                    stop,
+                )?
             }
             AssertionCheck::DivergenceFree { process } => {
                 let tick = Some(crate::csp::TICK);
