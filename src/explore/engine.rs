@@ -200,8 +200,9 @@ impl LevelSlots {
         cell.store(0, Ordering::Relaxed);
     }
 
-    /// The least key of candidate `prov`, or `None` if it was removed.
-    fn key(&self, prov: u32) -> Option<u64> {
+    /// The least key of candidate `prov`, or `None` if it was removed (read when the level's
+    /// workers have ended).
+    pub fn least_key(&self, prov: u32) -> Option<u64> {
         // Ordering: Relaxed; read after the level's join.
         let k = self.keys.get((prov - self.base) as u64)[0].load(Ordering::Relaxed);
         k.checked_sub(1)
@@ -596,7 +597,7 @@ fn run_in_pool<D: Driven, V: Visited<D::State>>(
         let mut kept: Vec<(u64, u32, D::State, Label)> = candidates
             .into_par_iter()
             .filter_map(|(p, state, key, label)| {
-                slots.key(p).map(|least| {
+                slots.least_key(p).map(|least| {
                     (
                         least,
                         p,
@@ -611,7 +612,7 @@ fn run_in_pool<D: Driven, V: Visited<D::State>>(
             // Labels of least keys found by other steps than the candidates' own.
             let mut label_of: std::collections::HashMap<u32, Label> = Default::default();
             for (p, key, label) in lowered {
-                if slots.key(p) == Some(key) {
+                if slots.least_key(p) == Some(key) {
                     label_of.insert(p, label);
                 }
             }
