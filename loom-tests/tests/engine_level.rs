@@ -50,7 +50,10 @@ fn same_state(a: u64, b: u64) {
         thread::spawn(move || index.offer(&7, key, &mut LevelWriter::new(&slots)))
     };
     let (first, second) = (worker(a), worker(b));
-    let offers = [first.join().expect("worker"), second.join().expect("worker")];
+    let offers = [
+        first.join().expect("worker"),
+        second.join().expect("worker"),
+    ];
     let new: Vec<u32> = offers
         .iter()
         .filter_map(|o| match o {

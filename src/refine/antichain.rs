@@ -134,8 +134,11 @@ pub(crate) struct ConcurrentAntichain<'a, I: TransitionSystem> {
     nf: &'a SharedNormalForm<'a>,
     imp: &'a I,
     first: Segmented<AtomicU64>,
-    more: Box<[Mutex<HashMap<u32, Vec<u64>, WordBuildHasher>>]>,
+    more: Box<[Mutex<Overflow>]>,
 }
+
+/// The entries beyond the first of the keys of one stripe.
+type Overflow = HashMap<u32, Vec<u64>, WordBuildHasher>;
 
 /// Stripes of the antichain's locks.
 const STRIPES: usize = 1024;
