@@ -36,13 +36,21 @@ fn canonical_walk(sys: &CspSystem, limit: usize) -> Vec<Step> {
     while at < order.len() && at < limit {
         let s = order[at];
         let mut next = Vec::new();
+        let mut emitted = Vec::new();
         sys.for_each_successor(&s, &mut |l, t| {
             let i = *index.entry(t).or_insert_with(|| {
                 order.push(t);
                 order.len() - 1
             });
+            emitted.push((l, i));
             next.push((sys.label_name(l), sys.describe(t), i));
         });
+        // Sorted by label, without duplicates.
+        assert!(
+            emitted.windows(2).all(|w| w[0].0 <= w[1].0 && w[0] != w[1]),
+            "{}: {next:?}",
+            sys.describe(s)
+        );
         steps.push((sys.describe(s), next));
         at += 1;
     }
@@ -236,6 +244,15 @@ fn internal_choice_and_hiding_emit_canonically() {
         &format!(
             "{EVENTS}C(i) = x.i -> up -> C(i)\n\
              SYS = (||| i : {{0..3}} @ C(i)) \\ {{| x |}}"
+        ),
+        "SYS",
+    );
+    assert!(t > 0);
+    // ✓ among taus and events of a network, with duplicates (both leaves alike).
+    let t = compare_str(
+        &format!(
+            "{EVENTS}L = SKIP [] a -> SKIP [] c -> SKIP [] (b -> SKIP |~| d -> SKIP)\n\
+             SYS = (L ||| L) \\ {{a, c}}"
         ),
         "SYS",
     );

@@ -319,7 +319,7 @@ struct ThreadContext {
     next: Vec<u32>,
     labels: Vec<Label>,
     found: Vec<(u32, bool)>,
-    /// The successors' indices in canonical order.
+    /// Indices of successors of one label, put in canonical order.
     perm: Vec<u32>,
     out: Vec<(Label, u32)>,
 }
@@ -635,7 +635,7 @@ impl CspSystem {
             layout,
             index,
             omega,
-            all_explicit,
+            ..
         } = &self.shared.shape
         else {
             unreachable!("a network's state");
@@ -656,6 +656,9 @@ impl CspSystem {
         }
         ctx.scratch.clear();
         combine(node, &ctx.leaves, &mut ctx.scratch);
+        // By label first (canonical order, see the module documentation), so that the keys
+        // built below and their numbers come in that order too.
+        ctx.scratch.moves.sort_unstable_by_key(|m| m.label);
         // The successors' keys, one after another, then numbered together.
         ctx.next.clear();
         ctx.labels.clear();
@@ -681,13 +684,49 @@ impl CspSystem {
         index
             .insert_many(handle, &ctx.next, &mut ctx.found)
             .map_err(|e| CspError::unpositioned(ErrorKind::Limit, e.to_string()))?;
-        // Canonical order: by label, then by key; equal keys (equal numbers) end up adjacent.
-        let (labels, next, found) = (&ctx.labels, &ctx.next, &ctx.found);
+        let from = ctx.out.len();
+        ctx.out.extend(
+            ctx.labels
+                .iter()
+                .zip(&ctx.found)
+                .map(|(&l, &(n, _))| (l, n)),
+        );
+        if ctx.labels.windows(2).any(|w| w[0] == w[1]) {
+            self.order_ties(ctx, sec, from);
+        }
+        if tick {
+            let at = ctx.out[from..].partition_point(|&(l, _)| l < TICK);
+            ctx.out.insert(from + at, (TICK, *omega));
+        }
+        Ok(())
+    }
+
+    /// Among the successors `ctx.out[from..]` (in label order, the moves of `ctx.labels` with
+    /// keys `ctx.next`), puts those of one label in the canonical order of their keys and
+    /// removes duplicates.
+    #[cold]
+    fn order_ties(&self, ctx: &mut ThreadContext, sec: &Section<'_>, from: usize) {
+        let Shape::Network {
+            positions,
+            layout,
+            all_explicit,
+            ..
+        } = &self.shared.shape
+        else {
+            unreachable!("a network's state");
+        };
+        let width = ctx.key.len();
+        let (next, found) = (&ctx.next, &ctx.found);
         let key = |i: u32| &next[i as usize * width..(i as usize + 1) * width];
-        ctx.perm.clear();
-        ctx.perm.extend(0..labels.len() as u32);
-        ctx.perm.sort_unstable_by(|&i, &j| {
-            labels[i as usize].cmp(&labels[j as usize]).then_with(|| {
+        let mut out = from;
+        let mut at = 0;
+        while at < ctx.labels.len() {
+            let label = ctx.labels[at];
+            let end = at + ctx.labels[at..].partition_point(|&l| l == label);
+            let run = &mut ctx.perm;
+            run.clear();
+            run.extend(at as u32..end as u32);
+            run.sort_unstable_by(|&i, &j| {
                 if found[i as usize].0 == found[j as usize].0 {
                     std::cmp::Ordering::Equal
                 } else if *all_explicit {
@@ -695,25 +734,19 @@ impl CspSystem {
                 } else {
                     self.cmp_keys(sec, positions, layout, key(i), key(j))
                 }
-            })
-        });
-        let mut last = None;
-        for &i in &ctx.perm {
-            let label = labels[i as usize];
-            if tick && label > TICK {
-                ctx.out.push((TICK, *omega));
-                tick = false;
+            });
+            let mut last = None;
+            for &i in run.iter() {
+                let n = found[i as usize].0;
+                if last != Some(n) {
+                    ctx.out[out] = (label, n);
+                    out += 1;
+                    last = Some(n);
+                }
             }
-            let edge = (label, found[i as usize].0);
-            if last != Some(edge) {
-                ctx.out.push(edge);
-                last = Some(edge);
-            }
+            at = end;
         }
-        if tick {
-            ctx.out.push((TICK, *omega));
-        }
-        Ok(())
+        ctx.out.truncate(out);
     }
 
     /// The canonical order of two different network keys (not Ω): position by position, an
