@@ -195,64 +195,100 @@ impl<I: TransitionSystem> Visited<(u32, I::State)> for ConcurrentAntichain<'_, I
             .state_number(state)
             .expect("an implementation that numbers its states");
         let cell = &self.first.get_or_alloc(number as u64)[0];
-        // Ordering: Acquire; pairs with the Release stores below (the entry's candidate key
-        // was stored before it).
-        let entry = cell.load(Ordering::Acquire);
+        // Ordering: Acquire; pairs with the Release compare-and-swaps below (the entry's
+        // candidate key was stored before it).
+        let mut entry = cell.load(Ordering::Acquire);
+        let mut prov = None;
+        if entry == 0 {
+            // A state met for the first time has no other entries (the first entry is only
+            // vacant when the key holds none): claim it without the lock.
+            let Some(p) = level.allocate(key) else {
+                return Offer::Full;
+            };
+            // Ordering: Release on success publishes the candidate's key; Acquire on
+            // failure sees the winner's entry.
+            match cell.compare_exchange(0, pack(set, p), Ordering::Release, Ordering::Acquire) {
+                Ok(_) => return Offer::New(p),
+                Err(winner) => {
+                    entry = winner;
+                    prov = Some(p);
+                }
+            }
+        }
         if entry != 0 {
             if let Some(offer) = self.covers(entry, set, key, slots) {
+                if let Some(p) = prov {
+                    slots.remove(p);
+                }
                 return offer;
             }
         }
         let mut more = self.more[number as usize % STRIPES].lock();
-        // Ordering: Relaxed; every store to the cell is made under this lock.
-        let entry = cell.load(Ordering::Relaxed);
-        if entry != 0 {
-            if let Some(offer) = self.covers(entry, set, key, slots) {
-                return offer;
-            }
-        }
-        if let Some(list) = more.get(&number) {
-            for &e in list {
-                if let Some(offer) = self.covers(e, set, key, slots) {
-                    return offer;
-                }
-            }
-        }
-        let Some(prov) = level.allocate(key) else {
-            return Offer::Full;
-        };
-        // Drop the held supersets of `set` (a candidate of this level among them is removed).
-        let mut removed = 0u64;
-        let mut superset = |e: u64| {
-            let (u, p) = unpack(e);
-            let drop = self.nf.is_subset(set, u);
-            if drop {
-                removed += 1;
-                if slots.is_current(p) {
+        loop {
+            // Ordering: Acquire, as above. Under the lock only a first claim (from 0) can
+            // change the cell meanwhile; the compare-and-swap below then fails and the entries
+            // are looked at again.
+            let entry = cell.load(Ordering::Acquire);
+            let list = more.get(&number).map(Vec::as_slice).unwrap_or(&[]);
+            let covered = (entry != 0)
+                .then(|| self.covers(entry, set, key, slots))
+                .flatten()
+                .or_else(|| list.iter().find_map(|&e| self.covers(e, set, key, slots)));
+            if let Some(offer) = covered {
+                if let Some(p) = prov {
                     slots.remove(p);
                 }
+                return offer;
             }
-            drop
-        };
-        let mut first = entry;
-        if first != 0 && superset(first) {
-            first = 0;
+            let p = match prov {
+                Some(p) => p,
+                None => match level.allocate(key) {
+                    Some(p) => {
+                        prov = Some(p);
+                        p
+                    }
+                    None => return Offer::Full,
+                },
+            };
+            // The held supersets of `set` go (a candidate of this level among them is
+            // removed); the new entry takes the first place if that is free.
+            let superset = |e: u64| self.nf.is_subset(set, unpack(e).0);
+            let first_goes = entry != 0 && superset(entry);
+            let mut kept: Vec<u64> = list.iter().copied().filter(|&e| !superset(e)).collect();
+            let gone: Vec<u64> = list
+                .iter()
+                .copied()
+                .filter(|&e| superset(e))
+                .chain(first_goes.then_some(entry))
+                .collect();
+            let fresh = pack(set, p);
+            let first = if entry == 0 || first_goes {
+                fresh
+            } else {
+                kept.push(fresh);
+                entry
+            };
+            // Ordering: Release on success publishes the candidate's key to the lock-free
+            // readers; Relaxed on failure, which is retried.
+            if cell
+                .compare_exchange(entry, first, Ordering::Release, Ordering::Relaxed)
+                .is_err()
+            {
+                continue;
+            }
+            for &e in &gone {
+                let (_, q) = unpack(e);
+                if slots.is_current(q) {
+                    slots.remove(q);
+                }
+            }
+            level.note_removed(gone.len() as u64);
+            if kept.is_empty() {
+                more.remove(&number);
+            } else {
+                more.insert(number, kept);
+            }
+            return Offer::New(p);
         }
-        let mut list = more.remove(&number).unwrap_or_default();
-        list.retain(|&e| !superset(e));
-        let fresh = pack(set, prov);
-        if first == 0 {
-            first = fresh;
-        } else {
-            list.push(fresh);
-        }
-        if !list.is_empty() {
-            more.insert(number, list);
-        }
-        // Ordering: Release; publishes the candidate's key (stored by `allocate`) to the
-        // lock-free readers.
-        cell.store(first, Ordering::Release);
-        level.note_removed(removed);
-        Offer::New(prov)
     }
 }

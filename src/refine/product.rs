@@ -168,43 +168,48 @@ impl<I: TransitionSystem> Driven for Product<'_, I> {
             // Chaos: nothing after it is a violation.
             return None;
         }
-        let mut successors: Vec<(Label, I::State)> = Vec::new();
+        // One pass over the implementation's transitions: successors are emitted as they
+        // come (if the state itself turns out to be a violation, the engine ends the search
+        // with this level and keeps none of them).
+        let refusals = self.model != Model::Traces;
         let mut stable = true;
-        self.imp.for_each_successor(state, &mut |label, target| {
-            stable &= label != TAU;
-            successors.push((label, target));
+        let mut violation = None;
+        let refuses_too_much = ENABLED.with(|enabled| {
+            let mut enabled = enabled.borrow_mut();
+            enabled.clear();
+            self.imp.for_each_successor(state, &mut |label, target| {
+                let event = self.event(label);
+                if event == TAU {
+                    stable = false;
+                    emit(label, (set, target));
+                    return;
+                }
+                if refusals {
+                    enabled.push(event);
+                }
+                let next = if event == FOREIGN {
+                    EMPTY_SET
+                } else {
+                    self.nf.successor(set, event)
+                };
+                if next == EMPTY_SET {
+                    violation.get_or_insert(ProductWitness::Trace { label });
+                } else {
+                    emit(label, (next, target));
+                }
+            });
+            if !refusals || !stable {
+                return false;
+            }
+            enabled.sort_unstable();
+            enabled.dedup();
+            !self.nf.can_refuse_all_but(set, &enabled)
         });
         if fd && !stable && self.diverges(state) {
             return Some(Found::AtState(ProductWitness::Divergence));
         }
-        if self.model != Model::Traces && stable {
-            let refuses_too_much = ENABLED.with(|enabled| {
-                let mut enabled = enabled.borrow_mut();
-                enabled.clear();
-                enabled.extend(successors.iter().map(|&(l, _)| self.event(l)));
-                enabled.sort_unstable();
-                enabled.dedup();
-                !self.nf.can_refuse_all_but(set, &enabled)
-            });
-            if refuses_too_much {
-                return Some(Found::AtState(ProductWitness::Refusal));
-            }
-        }
-        let mut violation = None;
-        for (label, target) in successors {
-            let event = self.event(label);
-            let next = if event == TAU {
-                set
-            } else if event == FOREIGN {
-                EMPTY_SET
-            } else {
-                self.nf.successor(set, event)
-            };
-            if next == EMPTY_SET {
-                violation.get_or_insert(ProductWitness::Trace { label });
-                continue;
-            }
-            emit(label, (next, target));
+        if refuses_too_much {
+            return Some(Found::AtState(ProductWitness::Refusal));
         }
         violation.map(Found::AtStep)
     }
