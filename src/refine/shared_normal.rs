@@ -49,10 +49,19 @@ struct Node {
     /// Bits `1 << (s % 64)` of the members `s`: `a ⊆ b` implies `sig(a) ⊆ sig(b)`.
     signature: u64,
     divergent: bool,
-    /// `(event, node)` sorted by event.
-    successors: OnceLock<Box<[(u32, u32)]>>,
+    /// The successors, computed on first use.
+    successors: OnceLock<Successors>,
     /// The minimal acceptance sets (each sorted).
     acceptances: OnceLock<Box<[Box<[u32]>]>>,
+}
+
+/// A node's successors: `(event, node)` sorted by event, and, when the node has a successor
+/// for at least a quarter of all events, the same as a table indexed by event (a lookup per
+/// implementation transition instead of a binary search; memory at most four entries' worth
+/// per successor).
+struct Successors {
+    list: Box<[(u32, u32)]>,
+    by_event: Option<Box<[u32]>>,
 }
 
 /// The normal form of a specification LTS, shared by workers.
@@ -60,6 +69,8 @@ pub(crate) struct SharedNormalForm<'a> {
     spec: &'a Lts,
     /// Event of each specification label (label 0, tau, is event [`TAU`]).
     event_of_label: Vec<u32>,
+    /// One more than the largest event.
+    num_events: usize,
     chunks: [OnceLock<Box<[OnceLock<Node>]>>; CHUNKS],
     /// Node ids by members; its lock is the one for interning.
     index: Mutex<HashMap<Box<[u32]>, u32, WordBuildHasher>>,
@@ -79,6 +90,7 @@ impl<'a> SharedNormalForm<'a> {
     pub(crate) fn new(spec: &'a Lts, event_of_label: Vec<u32>) -> Self {
         let mut nf = SharedNormalForm {
             spec,
+            num_events: event_of_label.iter().max().map_or(1, |&e| e as usize + 1),
             event_of_label,
             chunks: std::array::from_fn(|_| OnceLock::new()),
             index: Mutex::new(HashMap::default()),
@@ -157,8 +169,9 @@ impl<'a> SharedNormalForm<'a> {
         result
     }
 
-    /// The successors of `set` by event, computed on first use.
-    pub(crate) fn successors(&self, set: u32) -> &[(u32, u32)] {
+    /// The successors of `set`, computed on first use.
+    #[inline]
+    fn successors_of(&self, set: u32) -> &Successors {
         self.node(set)
             .successors
             .get_or_init(|| self.compute_successors(set))
@@ -167,7 +180,11 @@ impl<'a> SharedNormalForm<'a> {
     /// The successor of `set` by visible `event` ([`EMPTY_SET`] if no member can do it).
     #[inline]
     pub(crate) fn successor(&self, set: u32, event: u32) -> u32 {
-        let list = self.successors(set);
+        let successors = self.successors_of(set);
+        if let Some(table) = &successors.by_event {
+            return table.get(event as usize).copied().unwrap_or(EMPTY_SET);
+        }
+        let list = &successors.list;
         match list.binary_search_by_key(&event, |&(e, _)| e) {
             Ok(i) => list[i].1,
             Err(_) => EMPTY_SET,
@@ -214,7 +231,7 @@ impl<'a> SharedNormalForm<'a> {
             .any(|a| sorted_subset(a, enabled))
     }
 
-    fn compute_successors(&self, set: u32) -> Box<[(u32, u32)]> {
+    fn compute_successors(&self, set: u32) -> Successors {
         let mut moves: Vec<(u32, u32)> = Vec::new();
         for &s in self.members(set) {
             let (labels, targets) = self.spec.outgoing(s);
@@ -238,7 +255,17 @@ impl<'a> SharedNormalForm<'a> {
             out.push((event, self.intern(closure)));
             i = j;
         }
-        out.into()
+        let by_event = (out.len() >= 8 && out.len() * 4 >= self.num_events).then(|| {
+            let mut table = vec![EMPTY_SET; self.num_events];
+            for &(event, next) in &out {
+                table[event as usize] = next;
+            }
+            table.into()
+        });
+        Successors {
+            list: out.into(),
+            by_event,
+        }
     }
 
     /// The sorted tau-closure of `seeds`.
@@ -325,5 +352,27 @@ mod tests {
         assert_eq!(locate(1024), (1, 0));
         assert_eq!(locate(3071), (1, 2047));
         assert_eq!(locate(3072), (2, 0));
+    }
+
+    #[test]
+    fn a_node_with_many_successors_answers_from_its_table() {
+        // State 0 does events 1..=10 (event e to state e); state 5 does event 3 back to 0.
+        let names: Vec<String> = std::iter::once("tau".to_string())
+            .chain((1..=10).map(|e| format!("e{e}")))
+            .collect();
+        let mut transitions: Vec<(u32, u32, u32)> = (1..=10).map(|e| (0, e, e)).collect();
+        transitions.push((5, 3, 0));
+        let spec = Lts::from_transitions(0, 11, names, &transitions);
+        let nf = SharedNormalForm::new(&spec, (0..=10).collect());
+        let init = nf.initial_set();
+        assert!(nf.successors_of(init).by_event.is_some());
+        for e in 1..=10 {
+            assert_eq!(nf.members(nf.successor(init, e)), &[e]);
+        }
+        assert_eq!(nf.successor(init, 11), EMPTY_SET);
+        let five = nf.successor(init, 5);
+        assert!(nf.successors_of(five).by_event.is_none());
+        assert_eq!(nf.successor(five, 3), init);
+        assert_eq!(nf.successor(five, 4), EMPTY_SET);
     }
 }
