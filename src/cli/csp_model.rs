@@ -132,6 +132,11 @@ pub fn system_of(arg: &str) -> Result<Option<CspSystem>> {
     if !is_csp(Path::new(file)) {
         return Ok(None);
     }
+    Ok(Some(system_named(arg, file, process)?))
+}
+
+/// The system of `process` in the script `file` (`arg` is `file:process`, for messages).
+fn system_named(arg: &str, file: &str, process: &str) -> Result<CspSystem> {
     let script = load(Path::new(file))?;
     if process.trim().is_empty() {
         return Err(UsageError(format!(
@@ -141,7 +146,7 @@ pub fn system_of(arg: &str) -> Result<Option<CspSystem>> {
         .into());
     }
     let (_, proc) = select_process(&script, Some(process))?;
-    Ok(Some(CspSystem::new(&script, &proc)?))
+    Ok(CspSystem::new(&script, &proc)?)
 }
 
 /// `FILE.csp:PROCESS` as an explicit LTS (explored with every core), stopping with
@@ -151,16 +156,7 @@ pub fn lts_of(arg: &str, search: &SearchArgs, stop: &StopSignal) -> Result<Lts> 
     let Some((file, process)) = arg.rsplit_once(':') else {
         return Err(UsageError(format!("`{arg}`: expected FILE.csp:PROCESS")).into());
     };
-    let script = load(Path::new(file))?;
-    if process.trim().is_empty() {
-        return Err(UsageError(format!(
-            "`{arg}`: name the process after the colon; {}",
-            defines(&script)
-        ))
-        .into());
-    }
-    let (_, proc) = select_process(&script, Some(process))?;
-    let system = CspSystem::new(&script, &proc)?;
+    let system = system_named(arg, file, process)?;
     let opts = ExploreOptions {
         threads: search.threads(),
         record_transitions: true,

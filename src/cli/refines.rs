@@ -130,16 +130,7 @@ pub fn run(args: RefinesArgs) -> Result<i32> {
         }
     }
     let implementation = load_system(&args.implementation, tau, &args.limits, &stop)?;
-    let mut result = match check_until(&spec, &implementation, &opts, &stop) {
-        Err(RefineError::Stopped(reason)) => {
-            return Err(LimitReached(format!(
-                "the refinement check was stopped by {}: no verdict",
-                reason.describe()
-            ))
-            .into())
-        }
-        other => other?,
-    };
+    let mut result = verdict_or_limit(check_until(&spec, &implementation, &opts, &stop))?;
     if let Some(cex) = &mut result.counterexample {
         // As numbered in the implementation's file.
         cex.impl_state = implementation.state_number(cex.impl_state);
@@ -160,6 +151,18 @@ pub fn run(args: RefinesArgs) -> Result<i32> {
     })
 }
 
+/// A check's result, or its stop as [`LimitReached`] (no verdict).
+fn verdict_or_limit<T>(checked: Result<T, RefineError>) -> Result<T> {
+    match checked {
+        Err(RefineError::Stopped(reason)) => Err(LimitReached(format!(
+            "the refinement check was stopped by {}: no verdict",
+            reason.describe()
+        ))
+        .into()),
+        other => Ok(other?),
+    }
+}
+
 /// Checks a CSPm implementation on the fly (the product explored as far as the check needs,
 /// never the implementation alone); its state is shown as CSPm, per component.
 fn check_on_the_fly(
@@ -178,16 +181,7 @@ fn check_on_the_fly(
     if let Some(e) = system.take_error() {
         return Err(e.into());
     }
-    let checked = match checked {
-        Err(RefineError::Stopped(reason)) => {
-            return Err(LimitReached(format!(
-                "the refinement check was stopped by {}: no verdict",
-                reason.describe()
-            ))
-            .into())
-        }
-        other => other?,
-    };
+    let checked = verdict_or_limit(checked)?;
     let result = &checked.result;
     let components = checked
         .impl_state

@@ -25,6 +25,49 @@ pub(crate) struct DivergenceMemo<'a, T: TransitionSystem> {
     memo: Segmented<AtomicU64>,
 }
 
+/// The state of one run of Tarjan's algorithm.
+struct Tarjan<S> {
+    index: HashMap<u64, usize>,
+    numbers: Vec<u64>,
+    low: Vec<usize>,
+    on_stack: Vec<bool>,
+    div: Vec<bool>,
+    stack: Vec<usize>,
+    frames: Vec<Frame<S>>,
+}
+
+impl<S> Default for Tarjan<S> {
+    fn default() -> Self {
+        Tarjan {
+            index: HashMap::new(),
+            numbers: Vec::new(),
+            low: Vec::new(),
+            on_stack: Vec::new(),
+            div: Vec::new(),
+            stack: Vec::new(),
+            frames: Vec::new(),
+        }
+    }
+}
+
+impl<S> Tarjan<S> {
+    /// Puts the state numbered `number`, with its tau successors, on the stack.
+    fn push(&mut self, number: u64, successors: Vec<S>) {
+        let node = self.numbers.len();
+        self.index.insert(number, node);
+        self.numbers.push(number);
+        self.low.push(node);
+        self.on_stack.push(true);
+        self.div.push(false);
+        self.stack.push(node);
+        self.frames.push(Frame {
+            node,
+            successors,
+            next: 0,
+        });
+    }
+}
+
 /// A state on Tarjan's stack, with its tau successors still to visit.
 struct Frame<S> {
     node: usize,
@@ -72,105 +115,60 @@ impl<'a, T: TransitionSystem> DivergenceMemo<'a, T> {
 
     /// Whether `state` can perform infinitely many taus.
     pub(crate) fn diverges(&self, state: &T::State) -> bool {
-        match self.known(self.number(state)) {
+        let number = self.number(state);
+        match self.known(number) {
             CONVERGES => return false,
             DIVERGES => return true,
             _ => {}
         }
         // Tarjan's algorithm over the tau edges, iterative; `div` of a node: it has a tau
         // successor known to diverge, or a tau edge inside its component.
-        let mut index: HashMap<u64, usize> = HashMap::new();
-        let mut numbers: Vec<u64> = Vec::new();
-        let mut low: Vec<usize> = Vec::new();
-        let mut on_stack: Vec<bool> = Vec::new();
-        let mut div: Vec<bool> = Vec::new();
-        let mut stack: Vec<usize> = Vec::new();
-        let mut frames: Vec<Frame<T::State>> = Vec::new();
-        let open = |state: &T::State,
-                    index: &mut HashMap<u64, usize>,
-                    numbers: &mut Vec<u64>,
-                    low: &mut Vec<usize>,
-                    on_stack: &mut Vec<bool>,
-                    div: &mut Vec<bool>,
-                    stack: &mut Vec<usize>,
-                    frames: &mut Vec<Frame<T::State>>| {
-            let number = self.number(state);
-            let node = numbers.len();
-            index.insert(number, node);
-            numbers.push(number);
-            low.push(node);
-            on_stack.push(true);
-            div.push(false);
-            stack.push(node);
-            frames.push(Frame {
-                node,
-                successors: self.tau_successors(state),
-                next: 0,
-            });
-        };
-        open(
-            state,
-            &mut index,
-            &mut numbers,
-            &mut low,
-            &mut on_stack,
-            &mut div,
-            &mut stack,
-            &mut frames,
-        );
-        while let Some(frame) = frames.last_mut() {
+        let mut t = Tarjan::default();
+        t.push(number, self.tau_successors(state));
+        while let Some(frame) = t.frames.last_mut() {
             let v = frame.node;
             if frame.next < frame.successors.len() {
                 let w_state = frame.successors[frame.next].clone();
                 frame.next += 1;
                 let w_number = self.number(&w_state);
-                match index.get(&w_number) {
+                match t.index.get(&w_number) {
                     Some(&w) => {
-                        if on_stack[w] {
+                        if t.on_stack[w] {
                             // A tau edge inside the component: a cycle.
-                            div[v] = true;
-                            low[v] = low[v].min(w);
-                        } else if div[w] {
-                            div[v] = true;
+                            t.div[v] = true;
+                            t.low[v] = t.low[v].min(w);
+                        } else if t.div[w] {
+                            t.div[v] = true;
                         }
                     }
                     None => match self.known(w_number) {
-                        DIVERGES => div[v] = true,
+                        DIVERGES => t.div[v] = true,
                         CONVERGES => {}
-                        _ => open(
-                            &w_state,
-                            &mut index,
-                            &mut numbers,
-                            &mut low,
-                            &mut on_stack,
-                            &mut div,
-                            &mut stack,
-                            &mut frames,
-                        ),
+                        _ => t.push(w_number, self.tau_successors(&w_state)),
                     },
                 }
                 continue;
             }
-            frames.pop();
-            if let Some(parent) = frames.last() {
+            t.frames.pop();
+            if let Some(parent) = t.frames.last() {
                 let p = parent.node;
-                low[p] = low[p].min(low[v]);
+                t.low[p] = t.low[p].min(t.low[v]);
                 // A successor in the same component shares its cycle; one below it passes
                 // its divergence up.
-                div[p] |= div[v];
+                t.div[p] |= t.div[v];
             }
-            if low[v] == v {
+            if t.low[v] == v {
                 // `v` roots a component: it diverges if any member does.
-                let at = stack.iter().rposition(|&x| x == v).expect("on the stack");
-                let members: Vec<usize> = stack.drain(at..).collect();
-                let diverges = members.iter().any(|&m| div[m]);
+                let at = t.stack.iter().rposition(|&x| x == v).expect("on the stack");
+                let members: Vec<usize> = t.stack.drain(at..).collect();
+                let diverges = members.iter().any(|&m| t.div[m]);
                 for m in members {
-                    on_stack[m] = false;
-                    div[m] = diverges;
-                    self.remember(numbers[m], diverges);
+                    t.on_stack[m] = false;
+                    t.div[m] = diverges;
+                    self.remember(t.numbers[m], diverges);
                 }
             }
         }
-        div[0]
+        t.div[0]
     }
 }

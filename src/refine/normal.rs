@@ -34,6 +34,84 @@ thread_local! {
     static SUBSET_MEMO: RefCell<Vec<(u64, u64, bool)>> = const { RefCell::new(Vec::new()) };
 }
 
+/// Subset tests of one normal form's sets, remembered per thread for long sets.
+pub(crate) struct SubsetMemo {
+    /// Tells this normal form's entries in [`SUBSET_MEMO`] from another's.
+    owner: u64,
+}
+
+impl SubsetMemo {
+    /// A memo for a new normal form.
+    pub(crate) fn new() -> Self {
+        SubsetMemo {
+            // Ordering: Relaxed; a unique number is all that is needed.
+            owner: NEXT_MEMO_OWNER.fetch_add(1, Ordering::Relaxed),
+        }
+    }
+
+    /// Whether set `a` (members `ma`, sorted) is a subset of set `b` (members `mb`), for
+    /// `a != b` whose quick rejects failed.
+    #[inline]
+    pub(crate) fn is_subset(&self, a: u32, b: u32, ma: &[u32], mb: &[u32]) -> bool {
+        if ma.len() + mb.len() < SUBSET_MEMO_MIN_LEN {
+            return sorted_subset(ma, mb);
+        }
+        let key = ((a as u64) << 32) | b as u64;
+        let slot = (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - SUBSET_MEMO_BITS)) as usize;
+        let cached = SUBSET_MEMO.with(|memo| {
+            memo.borrow()
+                .get(slot)
+                .filter(|e| e.0 == self.owner && e.1 == key)
+                .map(|e| e.2)
+        });
+        if let Some(cached) = cached {
+            debug_assert_eq!(cached, sorted_subset(ma, mb));
+            return cached;
+        }
+        let result = sorted_subset(ma, mb);
+        SUBSET_MEMO.with(|memo| {
+            let mut memo = memo.borrow_mut();
+            if memo.is_empty() {
+                memo.resize(1 << SUBSET_MEMO_BITS, (0, 0, false));
+            }
+            memo[slot] = (self.owner, key, result);
+        });
+        result
+    }
+}
+
+/// The minimal acceptance sets of a set of specification states: the ⊆-minimal sets of
+/// visible events (by `event_of_label`) enabled in its stable members, each sorted.
+pub(crate) fn minimal_acceptances(
+    spec: &Lts,
+    event_of_label: &[u32],
+    members: &[u32],
+) -> Vec<Vec<u32>> {
+    let mut candidates: Vec<Vec<u32>> = Vec::new();
+    for &s in members {
+        if !spec.is_stable(s) {
+            continue;
+        }
+        let mut enabled: Vec<u32> = spec
+            .enabled(s)
+            .iter()
+            .map(|&l| event_of_label[l as usize])
+            .collect();
+        enabled.sort_unstable();
+        enabled.dedup();
+        candidates.push(enabled);
+    }
+    candidates.sort_unstable_by(|a, b| a.len().cmp(&b.len()).then_with(|| a.cmp(b)));
+    candidates.dedup();
+    let mut minimal: Vec<Vec<u32>> = Vec::new();
+    for c in candidates {
+        if !minimal.iter().any(|m| sorted_subset(m, &c)) {
+            minimal.push(c);
+        }
+    }
+    minimal
+}
+
 /// The specification's normal form: interned state sets and their derived data.
 pub(crate) struct NormalForm<'a> {
     spec: &'a Lts,
@@ -46,9 +124,8 @@ pub(crate) struct NormalForm<'a> {
     /// Per set, the bits `1 << (s % 64)` of its members `s`: `a ⊆ b` implies
     /// `sig(a) ⊆ sig(b)`.
     signatures: Vec<u64>,
-    /// Tells this normal form's entries in the per-thread memo of subset tests
-    /// ([`SUBSET_MEMO`]) from another's.
-    memo_owner: u64,
+    /// Subset tests of long sets, remembered.
+    memo: SubsetMemo,
     /// Open-addressing table of set ids plus one (0 marks a free slot).
     table: Vec<u32>,
     divergent: Vec<bool>,
@@ -82,8 +159,7 @@ impl<'a> NormalForm<'a> {
             members: Vec::new(),
             hashes: Vec::new(),
             signatures: Vec::new(),
-            // Ordering: Relaxed; a unique number is all that is needed.
-            memo_owner: NEXT_MEMO_OWNER.fetch_add(1, Ordering::Relaxed),
+            memo: SubsetMemo::new(),
             table: vec![0; 1024],
             divergent: Vec::new(),
             succ_at: Vec::new(),
@@ -148,32 +224,7 @@ impl<'a> NormalForm<'a> {
         if sa & !sb != 0 || la > lb {
             return false;
         }
-        if la + lb < SUBSET_MEMO_MIN_LEN {
-            return sorted_subset(self.members(a), self.members(b));
-        }
-        // Long sets: the antichain compares the same pairs of sets over and over; remember
-        // recent answers in a direct-mapped cache.
-        let key = ((a as u64) << 32) | b as u64;
-        let slot = (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - SUBSET_MEMO_BITS)) as usize;
-        let cached = SUBSET_MEMO.with(|memo| {
-            let memo = memo.borrow();
-            memo.get(slot)
-                .filter(|e| e.0 == self.memo_owner && e.1 == key)
-                .map(|e| e.2)
-        });
-        if let Some(cached) = cached {
-            debug_assert_eq!(cached, sorted_subset(self.members(a), self.members(b)));
-            return cached;
-        }
-        let result = sorted_subset(self.members(a), self.members(b));
-        SUBSET_MEMO.with(|memo| {
-            let mut memo = memo.borrow_mut();
-            if memo.is_empty() {
-                memo.resize(1 << SUBSET_MEMO_BITS, (0, 0, false));
-            }
-            memo[slot] = (self.memo_owner, key, result);
-        });
-        result
+        self.memo.is_subset(a, b, self.members(a), self.members(b))
     }
 
     /// Computes the successors of `set` for every event, if not done yet.
@@ -257,29 +308,7 @@ impl<'a> NormalForm<'a> {
         if self.acc_at[set as usize] != NOT_COMPUTED {
             return;
         }
-        let mut candidates: Vec<Vec<u32>> = Vec::new();
-        for &s in self.members(set) {
-            if !self.spec.is_stable(s) {
-                continue;
-            }
-            let mut enabled: Vec<u32> = self
-                .spec
-                .enabled(s)
-                .iter()
-                .map(|&l| self.event_of_label[l as usize])
-                .collect();
-            enabled.sort_unstable();
-            enabled.dedup();
-            candidates.push(enabled);
-        }
-        candidates.sort_unstable_by(|a, b| a.len().cmp(&b.len()).then_with(|| a.cmp(b)));
-        candidates.dedup();
-        let mut minimal: Vec<Vec<u32>> = Vec::new();
-        for c in candidates {
-            if !minimal.iter().any(|m| sorted_subset(m, &c)) {
-                minimal.push(c);
-            }
-        }
+        let minimal = minimal_acceptances(self.spec, &self.event_of_label, self.members(set));
         self.acc_at[set as usize] = self.acc_bounds.len();
         self.acc_len[set as usize] = minimal.len() as u32;
         for m in minimal {

@@ -12,14 +12,12 @@
 //! use nodes only through their contents (members, inclusion, successors, acceptances), so
 //! verdicts, counts and counterexamples do not depend on the thread count.
 
-use std::cell::RefCell;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 use parking_lot::Mutex;
 
-use super::normal::{sorted_subset, EMPTY_SET};
+use super::normal::{minimal_acceptances, sorted_subset, SubsetMemo, EMPTY_SET};
 use crate::hash::WordBuildHasher;
 use crate::lts::Lts;
 use crate::ts::TAU;
@@ -28,19 +26,6 @@ use crate::ts::TAU;
 const FIRST_CHUNK: usize = 1024;
 /// Chunks of the node table (enough for every `u32` id).
 const CHUNKS: usize = 23;
-
-/// Subset tests of sets with at least this many members together go through the memo.
-const SUBSET_MEMO_MIN_LEN: usize = if cfg!(debug_assertions) { 2 } else { 48 };
-/// log2 of the memo's entries.
-const SUBSET_MEMO_BITS: u32 = if cfg!(debug_assertions) { 4 } else { 16 };
-
-/// Owners of memo entries, from 1 (empty entries have owner 0).
-static NEXT_MEMO_OWNER: AtomicU64 = AtomicU64::new(1);
-
-thread_local! {
-    /// Per thread, a direct-mapped cache of `(owner, a << 32 | b, a ⊆ b)` for long sets.
-    static SUBSET_MEMO: RefCell<Vec<(u64, u64, bool)>> = const { RefCell::new(Vec::new()) };
-}
 
 /// One normal-form node.
 struct Node {
@@ -74,7 +59,7 @@ pub(crate) struct SharedNormalForm<'a> {
     chunks: [OnceLock<Box<[OnceLock<Node>]>>; CHUNKS],
     /// Node ids by members; its lock is the one for interning.
     index: Mutex<HashMap<Box<[u32]>, u32, WordBuildHasher>>,
-    memo_owner: u64,
+    memo: SubsetMemo,
     initial: u32,
 }
 
@@ -94,8 +79,7 @@ impl<'a> SharedNormalForm<'a> {
             event_of_label,
             chunks: std::array::from_fn(|_| OnceLock::new()),
             index: Mutex::new(HashMap::default()),
-            // Ordering: Relaxed; a unique number is all that is needed.
-            memo_owner: NEXT_MEMO_OWNER.fetch_add(1, Ordering::Relaxed),
+            memo: SubsetMemo::new(),
             initial: EMPTY_SET,
         };
         let empty = nf.intern(Vec::new());
@@ -144,29 +128,7 @@ impl<'a> SharedNormalForm<'a> {
         if na.signature & !nb.signature != 0 || na.members.len() > nb.members.len() {
             return false;
         }
-        if na.members.len() + nb.members.len() < SUBSET_MEMO_MIN_LEN {
-            return sorted_subset(&na.members, &nb.members);
-        }
-        let key = ((a as u64) << 32) | b as u64;
-        let slot = (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - SUBSET_MEMO_BITS)) as usize;
-        let cached = SUBSET_MEMO.with(|memo| {
-            memo.borrow()
-                .get(slot)
-                .filter(|e| e.0 == self.memo_owner && e.1 == key)
-                .map(|e| e.2)
-        });
-        if let Some(cached) = cached {
-            return cached;
-        }
-        let result = sorted_subset(&na.members, &nb.members);
-        SUBSET_MEMO.with(|memo| {
-            let mut memo = memo.borrow_mut();
-            if memo.is_empty() {
-                memo.resize(1 << SUBSET_MEMO_BITS, (0, 0, false));
-            }
-            memo[slot] = (self.memo_owner, key, result);
-        });
-        result
+        self.memo.is_subset(a, b, &na.members, &nb.members)
     }
 
     /// The successors of `set`, computed on first use.
@@ -195,30 +157,10 @@ impl<'a> SharedNormalForm<'a> {
     /// its stable members (none when no member is stable).
     pub(crate) fn acceptances(&self, set: u32) -> &[Box<[u32]>] {
         self.node(set).acceptances.get_or_init(|| {
-            let mut candidates: Vec<Vec<u32>> = Vec::new();
-            for &s in self.members(set) {
-                if !self.spec.is_stable(s) {
-                    continue;
-                }
-                let mut enabled: Vec<u32> = self
-                    .spec
-                    .enabled(s)
-                    .iter()
-                    .map(|&l| self.event_of_label[l as usize])
-                    .collect();
-                enabled.sort_unstable();
-                enabled.dedup();
-                candidates.push(enabled);
-            }
-            candidates.sort_unstable_by(|a, b| a.len().cmp(&b.len()).then_with(|| a.cmp(b)));
-            candidates.dedup();
-            let mut minimal: Vec<Box<[u32]>> = Vec::new();
-            for c in candidates {
-                if !minimal.iter().any(|m| sorted_subset(m, &c)) {
-                    minimal.push(c.into());
-                }
-            }
-            minimal.into()
+            minimal_acceptances(self.spec, &self.event_of_label, self.members(set))
+                .into_iter()
+                .map(Vec::into_boxed_slice)
+                .collect()
         })
     }
 
