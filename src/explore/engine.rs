@@ -208,6 +208,19 @@ impl LevelSlots {
         k.checked_sub(1)
     }
 
+    /// Makes these the slots of the level whose first provisional id is `base`: the keys of
+    /// the ids used so far are cleared (a level reuses its predecessor's memory instead of
+    /// asking the system for fresh pages at every level).
+    fn reset(&mut self, base: u32) {
+        let used = self.end() as u64 - self.base as u64;
+        for i in 0..used {
+            // Ordering: Relaxed; no worker runs between levels (`&mut self`).
+            self.keys.get_or_alloc(i)[0].store(0, Ordering::Relaxed);
+        }
+        self.base = base;
+        self.next = StdAtomicU64::new(base as u64);
+    }
+
     /// The first provisional id of the next level.
     fn end(&self) -> u32 {
         // Ordering: Relaxed; read after the level's join.
@@ -482,8 +495,7 @@ fn run_in_pool<D: Driven, V: Visited<D::State>>(
     if opts.record_transitions {
         set_id(&mut id_of_prov, first, 0);
     }
-    let mut base = seed.end();
-    drop(seed);
+    let mut slots = seed;
     let mut states = vec![initial];
     let mut parents = vec![(0u32, 0 as Label)];
     let mut level_starts = vec![0u32];
@@ -497,7 +509,9 @@ fn run_in_pool<D: Driven, V: Visited<D::State>>(
     let mut max_held = 1u64;
     while level_start < states.len() {
         levels += 1;
-        let slots = LevelSlots::new(base);
+        let base = slots.end();
+        slots.reset(base);
+        let slots = &slots;
         let full = AtomicBool::new(false);
         // Once a violation is found, the level's other states are still expanded (a lesser
         // one may be among them) but their successors are not kept.
@@ -636,7 +650,6 @@ fn run_in_pool<D: Driven, V: Visited<D::State>>(
             parents.push((parent_of(key), label));
             states.push(state);
         }
-        base = slots.end();
         max_held = max_held.max(held);
         if let Some(report) = &opts.on_level {
             report(&LevelReport {

@@ -18,9 +18,13 @@ use std::sync::OnceLock;
 use parking_lot::Mutex;
 
 use super::normal::{minimal_acceptances, sorted_subset, SubsetMemo, EMPTY_SET};
-use crate::hash::WordBuildHasher;
+use crate::hash::{hash_u32_slice, WordBuildHasher};
 use crate::lts::Lts;
 use crate::ts::TAU;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// Shards of the index of nodes.
+const INDEX_SHARDS: usize = 64;
 
 /// Nodes in the first chunk of the node table; chunk `c` holds `FIRST_CHUNK << c`.
 const FIRST_CHUNK: usize = 1024;
@@ -57,8 +61,11 @@ pub(crate) struct SharedNormalForm<'a> {
     /// One more than the largest event.
     num_events: usize,
     chunks: [OnceLock<Box<[OnceLock<Node>]>>; CHUNKS],
-    /// Node ids by members; its lock is the one for interning.
-    index: Mutex<HashMap<Box<[u32]>, u32, WordBuildHasher>>,
+    /// Node ids by members, in shards chosen by the members' hash (hashed before the lock is
+    /// taken), so that workers interning different nodes rarely wait for each other.
+    index: Box<[Mutex<HashMap<Box<[u32]>, u32, WordBuildHasher>>]>,
+    /// The number of nodes made.
+    made: AtomicU32,
     memo: SubsetMemo,
     initial: u32,
 }
@@ -78,7 +85,10 @@ impl<'a> SharedNormalForm<'a> {
             num_events: event_of_label.iter().max().map_or(1, |&e| e as usize + 1),
             event_of_label,
             chunks: std::array::from_fn(|_| OnceLock::new()),
-            index: Mutex::new(HashMap::default()),
+            index: (0..INDEX_SHARDS)
+                .map(|_| Mutex::new(HashMap::default()))
+                .collect(),
+            made: AtomicU32::new(0),
             memo: SubsetMemo::new(),
             initial: EMPTY_SET,
         };
@@ -95,7 +105,8 @@ impl<'a> SharedNormalForm<'a> {
 
     /// The number of nodes made so far.
     pub(crate) fn num_sets(&self) -> usize {
-        self.index.lock().len()
+        // Ordering: Relaxed; a count read when the workers are done.
+        self.made.load(Ordering::Relaxed) as usize
     }
 
     #[inline]
@@ -237,11 +248,14 @@ impl<'a> SharedNormalForm<'a> {
 
     /// The id of the node with these (sorted) members, made if new.
     fn intern(&self, members: Vec<u32>) -> u32 {
-        let mut index = self.index.lock();
+        let shard = hash_u32_slice(&members) as usize % INDEX_SHARDS;
+        let mut index = self.index[shard].lock();
         if let Some(&id) = index.get(members.as_slice()) {
             return id;
         }
-        let id = u32::try_from(index.len()).expect("fewer than 2^32 normal-form nodes");
+        // Ordering: Relaxed; ids need only be unique (the node is published by its slot).
+        let id = self.made.fetch_add(1, Ordering::Relaxed);
+        assert!(id < u32::MAX, "fewer than 2^32 normal-form nodes");
         let (chunk, offset) = locate(id);
         let slots = self.chunks[chunk]
             .get_or_init(|| (0..FIRST_CHUNK << chunk).map(|_| OnceLock::new()).collect());
