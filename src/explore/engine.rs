@@ -520,7 +520,7 @@ fn run_in_pool<D: Driven, V: Visited<D::State>>(
             .par_chunks(CHUNK)
             .enumerate()
             .fold(
-                || LevelPart::new(&slots),
+                || LevelPart::new(slots),
                 |mut part, (chunk, members)| {
                     if stop.is_raised() {
                         return part;

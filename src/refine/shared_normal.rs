@@ -23,6 +23,9 @@ use crate::lts::Lts;
 use crate::ts::TAU;
 use std::sync::atomic::{AtomicU32, Ordering};
 
+/// Node ids by members (one shard of the index).
+type NodeIndex = HashMap<Box<[u32]>, u32, WordBuildHasher>;
+
 /// Shards of the index of nodes.
 const INDEX_SHARDS: usize = 64;
 
@@ -63,7 +66,7 @@ pub(crate) struct SharedNormalForm<'a> {
     chunks: [OnceLock<Box<[OnceLock<Node>]>>; CHUNKS],
     /// Node ids by members, in shards chosen by the members' hash (hashed before the lock is
     /// taken), so that workers interning different nodes rarely wait for each other.
-    index: Box<[Mutex<HashMap<Box<[u32]>, u32, WordBuildHasher>>]>,
+    index: Box<[Mutex<NodeIndex>]>,
     /// The number of nodes made.
     made: AtomicU32,
     memo: SubsetMemo,
