@@ -38,6 +38,8 @@ use crate::ts::{Label, TransitionSystem};
 
 /// States expanded by a worker between two looks at the stop signal.
 const CHUNK: usize = 64;
+/// Levels of at most this many states are expanded by one worker.
+const SMALL_LEVEL: usize = 2 * CHUNK;
 
 /// A system the engine drives: an initial state and an expansion that emits successors and
 /// may find a violation.
@@ -516,67 +518,85 @@ fn run_in_pool<D: Driven, V: Visited<D::State>>(
         // Once a violation is found, the level's other states are still expanded (a lesser
         // one may be among them) but their successors are not kept.
         let found = AtomicBool::new(false);
-        let parts: Vec<LevelPart<D::State, D::Witness>> = states[level_start..]
-            .par_chunks(CHUNK)
-            .enumerate()
-            .fold(
-                || LevelPart::new(slots),
-                |mut part, (chunk, members)| {
-                    if stop.is_raised() {
-                        return part;
+        let expand_chunk = |part: &mut LevelPart<'_, D::State, D::Witness>,
+                            (chunk, members): (usize, &[D::State])| {
+            if stop.is_raised() {
+                return;
+            }
+            let first_id = (level_start + chunk * CHUNK) as u32;
+            for (i, state) in members.iter().enumerate() {
+                let id = first_id + i as u32;
+                let mut k = 0u32;
+                let outcome = system.expand(state, &mut |label, target| {
+                    let key = ((id as u64) << 32) | k as u64;
+                    k += 1;
+                    part.transition_count += 1;
+                    // Ordering: Relaxed; a hint that saves work, read again at the end.
+                    if found.load(Ordering::Relaxed) {
+                        return;
                     }
-                    let first_id = (level_start + chunk * CHUNK) as u32;
-                    for (i, state) in members.iter().enumerate() {
-                        let id = first_id + i as u32;
-                        let mut k = 0u32;
-                        let outcome = system.expand(state, &mut |label, target| {
-                            let key = ((id as u64) << 32) | k as u64;
-                            k += 1;
-                            part.transition_count += 1;
-                            // Ordering: Relaxed; a hint that saves work, read again at the end.
-                            if found.load(Ordering::Relaxed) {
-                                return;
-                            }
-                            let target_prov = match visited.offer(&target, key, &mut part.writer) {
-                                Offer::New(p) => {
-                                    part.created += 1;
-                                    part.candidates.push((p, target, key, label));
-                                    p
-                                }
-                                Offer::Current(p, lowered) => {
-                                    if lowered {
-                                        part.lowered.push((p, key, label));
-                                    }
-                                    p
-                                }
-                                Offer::Old(p) => p,
-                                Offer::Covered => return,
-                                Offer::Full => {
-                                    full.store(true, Ordering::Relaxed);
-                                    return;
-                                }
-                            };
-                            if opts.record_transitions {
-                                part.transitions.push((id, label, target_prov));
-                            }
-                        });
-                        match outcome {
-                            Some(Found::AtState(w)) => {
-                                found.store(true, Ordering::Relaxed);
-                                part.witnesses.push((false, id, w));
-                            }
-                            Some(Found::AtStep(w)) => {
-                                found.store(true, Ordering::Relaxed);
-                                part.witnesses.push((true, id, w));
-                            }
-                            None if k == 0 => part.deadlocks.push(id),
-                            None => {}
+                    let target_prov = match visited.offer(&target, key, &mut part.writer) {
+                        Offer::New(p) => {
+                            part.created += 1;
+                            part.candidates.push((p, target, key, label));
+                            p
                         }
+                        Offer::Current(p, lowered) => {
+                            if lowered {
+                                part.lowered.push((p, key, label));
+                            }
+                            p
+                        }
+                        Offer::Old(p) => p,
+                        Offer::Covered => return,
+                        Offer::Full => {
+                            full.store(true, Ordering::Relaxed);
+                            return;
+                        }
+                    };
+                    if opts.record_transitions {
+                        part.transitions.push((id, label, target_prov));
                     }
+                });
+                match outcome {
+                    Some(Found::AtState(w)) => {
+                        found.store(true, Ordering::Relaxed);
+                        part.witnesses.push((false, id, w));
+                    }
+                    Some(Found::AtStep(w)) => {
+                        found.store(true, Ordering::Relaxed);
+                        part.witnesses.push((true, id, w));
+                    }
+                    None if k == 0 => part.deadlocks.push(id),
+                    None => {}
+                }
+            }
+        };
+        let level = &states[level_start..];
+        // A small level is not worth the workers' hand-over (a long chain of small levels,
+        // as in L(n,k), would spend its time there).
+        let small = level.len() <= SMALL_LEVEL;
+        let parts: Vec<LevelPart<D::State, D::Witness>> = if small {
+            vec![level
+                .chunks(CHUNK)
+                .enumerate()
+                .fold(LevelPart::new(slots), |mut part, c| {
+                    expand_chunk(&mut part, c);
                     part
-                },
-            )
-            .collect();
+                })]
+        } else {
+            level
+                .par_chunks(CHUNK)
+                .enumerate()
+                .fold(
+                    || LevelPart::new(slots),
+                    |mut part, c| {
+                        expand_chunk(&mut part, c);
+                        part
+                    },
+                )
+                .collect()
+        };
         let mut candidates = Vec::new();
         let mut lowered = Vec::new();
         let mut witnesses = Vec::new();
@@ -608,20 +628,24 @@ fn run_in_pool<D: Driven, V: Visited<D::State>>(
             break;
         }
         // The surviving candidates, with their least keys, in canonical order.
-        let mut kept: Vec<(u64, u32, D::State, Label)> = candidates
-            .into_par_iter()
-            .filter_map(|(p, state, key, label)| {
-                slots.least_key(p).map(|least| {
-                    (
-                        least,
-                        p,
-                        state,
-                        if least == key { label } else { Label::MAX },
-                    )
-                })
+        let survivor = |(p, state, key, label): (u32, D::State, u64, Label)| {
+            slots.least_key(p).map(|least| {
+                (
+                    least,
+                    p,
+                    state,
+                    if least == key { label } else { Label::MAX },
+                )
             })
-            .collect();
-        kept.par_sort_unstable_by_key(|c| c.0);
+        };
+        let mut kept: Vec<(u64, u32, D::State, Label)>;
+        if candidates.len() <= SMALL_LEVEL {
+            kept = candidates.into_iter().filter_map(survivor).collect();
+            kept.sort_unstable_by_key(|c| c.0);
+        } else {
+            kept = candidates.into_par_iter().filter_map(survivor).collect();
+            kept.par_sort_unstable_by_key(|c| c.0);
+        }
         if kept.iter().any(|c| c.3 == Label::MAX) {
             // Labels of least keys found by other steps than the candidates' own.
             let mut label_of: std::collections::HashMap<u32, Label> = Default::default();

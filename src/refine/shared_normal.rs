@@ -69,6 +69,9 @@ pub(crate) struct SharedNormalForm<'a> {
     index: Box<[Mutex<NodeIndex>]>,
     /// The number of nodes made.
     made: AtomicU32,
+    /// Per specification state, one more than the node of its tau-closure, once made (most
+    /// successor nodes are the closure of a single state).
+    closure_node: Box<[AtomicU32]>,
     memo: SubsetMemo,
     initial: u32,
 }
@@ -92,6 +95,7 @@ impl<'a> SharedNormalForm<'a> {
                 .map(|_| Mutex::new(HashMap::default()))
                 .collect(),
             made: AtomicU32::new(0),
+            closure_node: (0..spec.num_states()).map(|_| AtomicU32::new(0)).collect(),
             memo: SubsetMemo::new(),
             initial: EMPTY_SET,
         };
@@ -207,8 +211,12 @@ impl<'a> SharedNormalForm<'a> {
             while j < moves.len() && moves[j].0 == event {
                 j += 1;
             }
-            let closure = self.closure(moves[i..j].iter().map(|&(_, t)| t));
-            out.push((event, self.intern(closure)));
+            let next = if j == i + 1 {
+                self.closure_node_of(moves[i].1)
+            } else {
+                self.intern(self.closure(moves[i..j].iter().map(|&(_, t)| t)))
+            };
+            out.push((event, next));
             i = j;
         }
         let by_event = (out.len() >= 8 && out.len() * 4 >= self.num_events).then(|| {
@@ -221,6 +229,21 @@ impl<'a> SharedNormalForm<'a> {
         Successors {
             list: out.into(),
             by_event,
+        }
+    }
+
+    /// The node of the tau-closure of specification state `state`.
+    fn closure_node_of(&self, state: u32) -> u32 {
+        let cell = &self.closure_node[state as usize];
+        // Ordering: Relaxed, both; the node id is published with the node (by its slot), and
+        // whoever stores it stores the same id.
+        match cell.load(Ordering::Relaxed) {
+            0 => {
+                let node = self.intern(self.closure(std::iter::once(state)));
+                cell.store(node + 1, Ordering::Relaxed);
+                node
+            }
+            known => known - 1,
         }
     }
 
