@@ -163,6 +163,8 @@ pub struct CheckStats {
     pub max_antichain: u64,
     /// Normal-form states (sets of specification states) interned.
     pub spec_sets: u64,
+    /// Product transitions seen (the parallel search; 0 for the sequential one).
+    pub transitions: u64,
     /// Wall-clock time of the check, in seconds (reading the inputs excluded).
     pub seconds: f64,
     /// Breadth-first levels of the product searched.
@@ -204,6 +206,9 @@ pub enum RefineError {
     /// The worker threads could not be started.
     #[error("{0}")]
     Threads(String),
+    /// The implementation does not number its states (an on-the-fly check needs it).
+    #[error("internal error: the implementation does not number its states")]
+    Unnumbered,
     /// A limit (memory, time) or an interrupt stopped the check: no verdict.
     #[error("stopped by {}: the check is incomplete", .0.describe())]
     Stopped(StopReason),
@@ -281,8 +286,8 @@ pub struct SystemCheck<S> {
 /// engine's workers. The search ends at the end of the first level with a violation and
 /// returns the least one: a shortest counterexample, the same at every thread count, replayed
 /// on both systems before it is returned. `imp` must number its states
-/// ([`TransitionSystem::state_number`]) for the antichain; with `opts.no_antichain` any system
-/// will do.
+/// ([`TransitionSystem::state_number`]: the antichain and the divergence memo are keyed by
+/// those numbers), as explicit LTSs and CSPm processes do.
 pub fn check_system<I: TransitionSystem>(
     engine: &Engine,
     spec: &Lts,
@@ -294,6 +299,9 @@ pub fn check_system<I: TransitionSystem>(
     if spec.num_states() == 0 {
         return Err(RefineError::NoStates("specification"));
     }
+    if imp.state_number(&imp.initial_state()).is_none() {
+        return Err(RefineError::Unnumbered);
+    }
     let start = Instant::now();
     let events = SpecEvents::new(spec.label_names());
     let nf = SharedNormalForm::new(spec, events.of_label.clone());
@@ -304,21 +312,16 @@ pub fn check_system<I: TransitionSystem>(
         max_states: system_opts.max_pairs,
         on_level: system_opts.on_level.clone(),
     };
-    let numbered = imp.state_number(&imp.initial_state()).is_some();
-    let (run, max_antichain) = if opts.no_antichain || !numbered {
-        let run = engine.run(
+    let run = if opts.no_antichain {
+        let exact = HashedVisited::new(engine.threads());
+        engine.run(&product, &exact, &run_opts, stop)
+    } else {
+        engine.run(
             &product,
-            &HashedVisited::new(engine.threads()),
+            &ConcurrentAntichain::new(&nf, imp),
             &run_opts,
             stop,
-        );
-        let held = run.max_held;
-        (run, held)
-    } else {
-        let antichain = ConcurrentAntichain::new(&nf, imp);
-        let run = engine.run(&product, &antichain, &run_opts, stop);
-        let held = run.max_held;
-        (run, held)
+        )
     };
     if let Some(reason) = run.stats.stopped {
         return Err(RefineError::Stopped(reason));
@@ -341,7 +344,8 @@ pub fn check_system<I: TransitionSystem>(
             .transitions
             .saturating_sub(pairs.saturating_sub(1)),
         antichain_misses: pairs,
-        max_antichain,
+        max_antichain: run.max_held,
+        transitions: run.stats.transitions,
         spec_sets: nf.num_sets() as u64,
         seconds: 0.0,
         levels: run.stats.levels,

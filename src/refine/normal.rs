@@ -80,6 +80,27 @@ impl SubsetMemo {
     }
 }
 
+/// Puts into `moves` the visible moves `(event, target)` of `members` (by `event_of_label`),
+/// sorted and without repeats: grouped by event.
+pub(crate) fn visible_moves(
+    spec: &Lts,
+    event_of_label: &[u32],
+    members: &[u32],
+    moves: &mut Vec<(u32, u32)>,
+) {
+    moves.clear();
+    for &s in members {
+        let (labels, targets) = spec.outgoing(s);
+        for (&l, &t) in labels.iter().zip(targets) {
+            if l != TAU {
+                moves.push((event_of_label[l as usize], t));
+            }
+        }
+    }
+    moves.sort_unstable();
+    moves.dedup();
+}
+
 /// The minimal acceptance sets of a set of specification states: the ⊆-minimal sets of
 /// visible events (by `event_of_label`) enabled in its stable members, each sorted.
 pub(crate) fn minimal_acceptances(
@@ -233,35 +254,22 @@ impl<'a> NormalForm<'a> {
             return;
         }
         let mut moves = std::mem::take(&mut self.moves);
-        moves.clear();
         let (lo, hi) = (self.starts[set as usize], self.starts[set as usize + 1]);
-        for i in lo..hi {
-            let s = self.members[i];
-            let (labels, targets) = self.spec.outgoing(s);
-            for (&l, &t) in labels.iter().zip(targets) {
-                if l != TAU {
-                    moves.push((self.event_of_label[l as usize], t));
-                }
-            }
-        }
-        moves.sort_unstable();
-        moves.dedup();
+        visible_moves(
+            self.spec,
+            &self.event_of_label,
+            &self.members[lo..hi],
+            &mut moves,
+        );
         let at = self.succ.len();
-        let mut i = 0;
-        while i < moves.len() {
-            let event = moves[i].0;
-            let mut j = i;
-            while j < moves.len() && moves[j].0 == event {
-                j += 1;
-            }
-            let target = if j == i + 1 {
-                self.closure_set_of_state(moves[i].1)
+        for group in moves.chunk_by(|a, b| a.0 == b.0) {
+            let target = if let [(_, t)] = group {
+                self.closure_set_of_state(*t)
             } else {
-                self.close_into_scratch(moves[i..j].iter().map(|&(_, t)| t));
+                self.close_into_scratch(group.iter().map(|&(_, t)| t));
                 self.intern_closure()
             };
-            self.succ.push((event, target));
-            i = j;
+            self.succ.push((group[0].0, target));
         }
         self.succ_at[set as usize] = at;
         self.succ_len[set as usize] = (self.succ.len() - at) as u32;

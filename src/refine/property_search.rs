@@ -13,9 +13,7 @@ use std::time::Instant;
 use super::divergence::DivergenceMemo;
 use super::properties::{PropertyCounterexample, PropertyViolation};
 use super::{Model, RefineError, SystemOptions};
-use crate::explore::{
-    Driven, Engine, Found, HashedVisited, NumberedVisited, RunOptions, StopSignal,
-};
+use crate::explore::{Driven, Engine, Found, NumberedVisited, RunOptions, StopSignal};
 use crate::ts::{Label, TransitionSystem, TAU};
 
 /// The property searched.
@@ -92,7 +90,8 @@ impl<T: TransitionSystem> Driven for Tested<'_, T> {
     }
 }
 
-/// Searches `ts` for a violation of `property`; `tick` is its ✓ label, if it has one.
+/// Searches `ts` (which must number its states, as LTSs and CSPm processes do) for a
+/// violation of `property`; `tick` is its ✓ label, if it has one.
 pub fn search_property<T: TransitionSystem>(
     engine: &Engine,
     ts: &T,
@@ -113,12 +112,10 @@ pub fn search_property<T: TransitionSystem>(
         max_states: system_opts.max_pairs,
         on_level: system_opts.on_level.clone(),
     };
-    let initial = ts.initial_state();
-    let run = if ts.state_number(&initial).is_some() {
-        engine.run(&tested, &NumberedVisited::new(ts), &opts, stop)
-    } else {
-        engine.run(&tested, &HashedVisited::new(engine.threads()), &opts, stop)
-    };
+    if ts.state_number(&ts.initial_state()).is_none() {
+        return Err(RefineError::Unnumbered);
+    }
+    let run = engine.run(&tested, &NumberedVisited::new(ts), &opts, stop);
     if let Some(reason) = run.stats.stopped {
         return Err(RefineError::Stopped(reason));
     }

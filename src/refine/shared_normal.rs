@@ -17,10 +17,9 @@ use std::sync::OnceLock;
 
 use parking_lot::Mutex;
 
-use super::normal::{minimal_acceptances, sorted_subset, SubsetMemo, EMPTY_SET};
+use super::normal::{minimal_acceptances, sorted_subset, visible_moves, SubsetMemo, EMPTY_SET};
 use crate::hash::{hash_u32_slice, WordBuildHasher};
 use crate::lts::Lts;
-use crate::ts::TAU;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 /// Node ids by members (one shard of the index).
@@ -193,31 +192,20 @@ impl<'a> SharedNormalForm<'a> {
 
     fn compute_successors(&self, set: u32) -> Successors {
         let mut moves: Vec<(u32, u32)> = Vec::new();
-        for &s in self.members(set) {
-            let (labels, targets) = self.spec.outgoing(s);
-            for (&l, &t) in labels.iter().zip(targets) {
-                if l != TAU {
-                    moves.push((self.event_of_label[l as usize], t));
-                }
-            }
-        }
-        moves.sort_unstable();
-        moves.dedup();
+        visible_moves(
+            self.spec,
+            &self.event_of_label,
+            self.members(set),
+            &mut moves,
+        );
         let mut out = Vec::new();
-        let mut i = 0;
-        while i < moves.len() {
-            let event = moves[i].0;
-            let mut j = i;
-            while j < moves.len() && moves[j].0 == event {
-                j += 1;
-            }
-            let next = if j == i + 1 {
-                self.closure_node_of(moves[i].1)
+        for group in moves.chunk_by(|a, b| a.0 == b.0) {
+            let next = if let [(_, t)] = group {
+                self.closure_node_of(*t)
             } else {
-                self.intern(self.closure(moves[i..j].iter().map(|&(_, t)| t)))
+                self.intern(self.closure(group.iter().map(|&(_, t)| t)))
             };
-            out.push((event, next));
-            i = j;
+            out.push((group[0].0, next));
         }
         let by_event = (out.len() >= 8 && out.len() * 4 >= self.num_events).then(|| {
             let mut table = vec![EMPTY_SET; self.num_events];

@@ -604,7 +604,7 @@ impl AssertionRun {
                 let stats = &checked.result.stats;
                 let searched = Searched {
                     states: stats.pairs_discovered,
-                    transitions: stats.antichain_hits + stats.pairs_discovered.saturating_sub(1),
+                    transitions: stats.transitions,
                     levels: stats.levels,
                 };
                 let witness = checked.result.counterexample.map(|c| {
