@@ -18,7 +18,10 @@ fn main() {
     // SAFETY: sets a process-wide allocator option; mimalloc allows this at any time.
     unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, -1) };
     #[cfg(target_os = "linux")]
-    on_interrupt_stop_searches();
+    {
+        on_interrupt_stop_searches();
+        end_quietly_on_closed_pipe();
+    }
     std::process::exit(cli::run());
 }
 
@@ -42,5 +45,15 @@ fn on_interrupt_stop_searches() {
             libc::SIGINT,
             handler as extern "C" fn(libc::c_int) as libc::sighandler_t,
         );
+    }
+}
+
+/// Output to a closed pipe (`weft check … | head`) ends the process quietly, as other Unix
+/// tools do: Rust ignores SIGPIPE by default, and `println!` would then panic.
+#[cfg(target_os = "linux")]
+fn end_quietly_on_closed_pipe() {
+    // SAFETY: restores the default disposition of SIGPIPE; no handler code runs.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }

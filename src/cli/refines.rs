@@ -222,6 +222,24 @@ pub(super) fn braces(events: &[String]) -> String {
     format!("{{{}}}", events.join(", "))
 }
 
+/// Events a text report lists in one set before it abbreviates (`--json` has them all).
+const LISTED_EVENTS: usize = 16;
+
+/// Sets a text report lists before it abbreviates.
+const LISTED_SETS: usize = 6;
+
+/// `{a, b, …}`, abbreviated after [`LISTED_EVENTS`] events with their count.
+fn braces_abbreviated(events: &[String]) -> String {
+    if events.len() <= LISTED_EVENTS {
+        return braces(events);
+    }
+    format!(
+        "{{{}, … ({} events)}}",
+        events[..LISTED_EVENTS].join(", "),
+        events.len()
+    )
+}
+
 /// `<a, b>`.
 pub(super) fn angle(trace: &[String]) -> String {
     format!("<{}>", trace.join(", "))
@@ -246,7 +264,7 @@ pub(super) fn explain_violation(out: &mut String, cex: &Counterexample) {
             let _ = writeln!(
                 out,
                 "  then the implementation refuses {} in a stable state",
-                braces(refused)
+                braces_abbreviated(refused)
             );
             if spec_acceptances.is_empty() {
                 let _ = writeln!(
@@ -254,7 +272,14 @@ pub(super) fn explain_violation(out: &mut String, cex: &Counterexample) {
                     "  the specification has no stable state after the trace, so it refuses nothing"
                 );
             } else {
-                let sets: Vec<String> = spec_acceptances.iter().map(|a| braces(a)).collect();
+                let mut sets: Vec<String> = spec_acceptances
+                    .iter()
+                    .take(LISTED_SETS)
+                    .map(|a| braces_abbreviated(a))
+                    .collect();
+                if spec_acceptances.len() > LISTED_SETS {
+                    sets.push(format!("… ({} sets)", spec_acceptances.len()));
+                }
                 let _ = writeln!(
                     out,
                     "  the specification's minimal acceptances there: {} (each of its stable \

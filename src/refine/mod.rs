@@ -27,14 +27,17 @@
 //! first use and caches.
 
 mod antichain;
+mod determinism;
 mod divergence;
 mod engine;
+mod label_names;
 mod normal;
 mod product;
 pub mod properties;
 mod property_search;
 pub mod replay;
 mod shared_normal;
+mod trace_search;
 
 use serde::Serialize;
 use std::time::{Duration, Instant};
@@ -45,8 +48,10 @@ use crate::ts::{Label, TransitionSystem, TAU};
 use antichain::ConcurrentAntichain;
 use shared_normal::SharedNormalForm;
 
+pub use determinism::search_determinism;
 use product::{Product, ProductWitness, SpecEvents};
 pub use property_search::{search_property, Property, PropertySearch};
+pub use trace_search::{search_trace, TraceSearch};
 
 /// The semantic model of a check (FDR's `[T=`, `[F=`, `[FD=`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]

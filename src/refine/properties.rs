@@ -67,7 +67,10 @@ pub enum PropertyViolation {
         event: String,
         /// The events the refusing (stable) state accepts, sorted by name.
         accepted: Vec<String>,
-        /// A state reached by the trace (taus included) with a transition labelled `event`.
+        /// A state reached by the trace (taus included) with a transition labelled `event`: its
+        /// number in the system searched (not in the JSON output: an on-the-fly search's
+        /// numbers may depend on timing).
+        #[serde(skip)]
         performer: u32,
     },
     /// The trace is the longest prefix of the wanted trace that the process can perform;

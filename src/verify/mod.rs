@@ -36,10 +36,10 @@ use crate::explore::{
     StopReason, StopSignal, Watchdog,
 };
 use crate::lts::Lts;
-use crate::refine::properties::{deterministic, has_trace, HasTrace, PropertyCounterexample};
+use crate::refine::properties::{HasTrace, PropertyCounterexample};
 use crate::refine::{
-    check_system, search_property, CheckOptions, Counterexample, Model, Property, RefineError,
-    SystemOptions,
+    check_system, search_determinism, search_property, search_trace, CheckOptions, Counterexample,
+    Model, Property, PropertySearch, RefineError, SystemOptions,
 };
 
 /// Receives the [`Progress`] of an assertion run.
@@ -300,27 +300,9 @@ impl std::fmt::Display for Summary {
     }
 }
 
-/// A process explored: its LTS (ids canonical) and the process state of each LTS state.
+/// A specification explored: its LTS (ids canonical).
 struct Explored {
-    system: Arc<CspSystem>,
-    states: Vec<CspState>,
     lts: Lts,
-}
-
-impl Explored {
-    fn describe(&self, state: u32) -> String {
-        self.states
-            .get(state as usize)
-            .map(|&s| self.system.describe(s))
-            .unwrap_or_default()
-    }
-
-    fn components(&self, state: u32) -> Vec<ComponentState> {
-        self.states
-            .get(state as usize)
-            .map(|&s| self.system.describe_components(s))
-            .unwrap_or_default()
-    }
 }
 
 /// Why a check ended without a verdict.
@@ -559,11 +541,7 @@ impl AssertionRun {
             return Err(Interrupted::Stopped(reason, exploration.stats.states));
         }
         let lts = exploration.to_lts(&*system);
-        Ok(Arc::new(Explored {
-            system,
-            states: exploration.states,
-            lts,
-        }))
+        Ok(Arc::new(Explored { lts }))
     }
 
     /// Options of an on-the-fly search, telling progress that `assertion` is being checked.
@@ -636,29 +614,55 @@ impl AssertionRun {
                 self.search(assertion, process, Property::DivergenceFree, tick, stop)?
             }
             AssertionCheck::Deterministic { process, model } => {
-                let p = self.explore(process, stop)?;
-                let cex = deterministic(&p.lts, model_of(*model));
-                Decided::property(cex, &p)
+                let system = self.system(process)?;
+                let engine = self.engine()?;
+                let system_opts = self.search_options(assertion);
+                let model = model_of(*model);
+                let searched = search_determinism(&engine, &*system, model, &system_opts, stop);
+                self.searched();
+                self.system_error(process, &system)?;
+                let searched = searched.map_err(|e| self.stopped_or_error(e))?;
+                Decided::searched(searched, &system)
             }
             AssertionCheck::HasTrace {
                 process,
                 model,
                 trace,
             } => {
-                let p = self.explore(process, stop)?;
+                let system = self.system(process)?;
+                let engine = self.engine()?;
+                let system_opts = self.search_options(assertion);
                 let names: Vec<String> = trace.iter().map(|v| self.script.show(v)).collect();
-                match has_trace(&p.lts, &names, model_of(*model)) {
+                let model = model_of(*model);
+                let searched = search_trace(&engine, &*system, &names, model, &system_opts, stop);
+                self.searched();
+                self.system_error(process, &system)?;
+                let found = searched.map_err(|e| self.stopped_or_error(e))?;
+                let searched = Searched {
+                    states: found.states,
+                    transitions: found.transitions,
+                    levels: found.levels,
+                };
+                match found.outcome {
                     HasTrace::Performs(path) => Decided {
                         inner_holds: true,
                         witness: Some(Witness::Trace {
                             trace: path.trace,
                             kind: "trace",
                             state: path.state,
-                            process: p.describe(path.state),
+                            process: system.describe(found.state),
                         }),
-                        searched: Searched::of(&p.lts),
+                        searched,
                     },
-                    HasTrace::Cannot(cex) => Decided::property(Some(cex), &p),
+                    HasTrace::Cannot(cex) => Decided {
+                        inner_holds: false,
+                        witness: Some(Witness::Property {
+                            process: system.describe(found.state),
+                            components: system.describe_components(found.state),
+                            counterexample: cex,
+                        }),
+                        searched,
+                    },
                 }
             }
         };
@@ -681,23 +685,7 @@ impl AssertionRun {
         self.searched();
         self.system_error(process, &system)?;
         let searched = searched.map_err(|e| self.stopped_or_error(e))?;
-        let witness = searched.counterexample.map(|c| {
-            let state = searched.state.expect("a counterexample's state");
-            Witness::Property {
-                process: system.describe(state),
-                components: system.describe_components(state),
-                counterexample: c,
-            }
-        });
-        Ok(Decided {
-            inner_holds: witness.is_none(),
-            witness,
-            searched: Searched {
-                states: searched.states,
-                transitions: searched.transitions,
-                levels: searched.levels,
-            },
-        })
+        Ok(Decided::searched(searched, &system))
     }
 }
 
@@ -713,27 +701,25 @@ struct Decided {
     searched: Searched,
 }
 
-impl Searched {
-    /// The figures of an explored process.
-    fn of(lts: &Lts) -> Searched {
-        Searched {
-            states: lts.num_states() as u64,
-            transitions: lts.num_transitions(),
-            levels: 0,
-        }
-    }
-}
-
 impl Decided {
-    fn property(cex: Option<PropertyCounterexample>, checked: &Explored) -> Decided {
-        Decided {
-            inner_holds: cex.is_none(),
-            witness: cex.map(|c| Witness::Property {
-                process: checked.describe(c.state),
-                components: checked.components(c.state),
+    /// The verdict of a property search on `system`.
+    fn searched(searched: PropertySearch<CspState>, system: &CspSystem) -> Decided {
+        let witness = searched.counterexample.map(|c| {
+            let state = searched.state.expect("a counterexample's state");
+            Witness::Property {
+                process: system.describe(state),
+                components: system.describe_components(state),
                 counterexample: c,
-            }),
-            searched: Searched::of(&checked.lts),
+            }
+        });
+        Decided {
+            inner_holds: witness.is_none(),
+            witness,
+            searched: Searched {
+                states: searched.states,
+                transitions: searched.transitions,
+                levels: searched.levels,
+            },
         }
     }
 }

@@ -5,7 +5,7 @@
 //! guarded by a prefix. Composite processes `Q0..` combine them without recursion (so every
 //! state space is finite): generalised parallel, interleaving, hiding (which can make tau
 //! cycles) and choice. The assertions are refinements in the three models and the
-//! deadlock- and divergence-freedom properties.
+//! deadlock- and divergence-freedom, determinism and "has trace" properties.
 
 use std::fmt::Write as _;
 
@@ -112,13 +112,22 @@ pub fn random_script(rng: &mut Rng) -> String {
         let _ = writeln!(text, "assert {spec} {model} {implementation}");
     }
     for _ in 0..rng.range(2, 5) {
-        let line = match rng.below(7) {
+        let line = match rng.below(10) {
             0 => format!("{} [T= {}", name(rng), name(rng)),
             1 => format!("{} [F= {}", name(rng), name(rng)),
             2 => format!("{} [FD= {}", name(rng), name(rng)),
             3 => format!("{} :[deadlock free]", name(rng)),
             4 => format!("{} :[deadlock free [F]]", name(rng)),
             5 => format!("{} :[divergence free]", name(rng)),
+            6 => format!("{} :[deterministic [F]]", name(rng)),
+            7 => format!("{} :[deterministic [FD]]", name(rng)),
+            8 => {
+                let events = ["a", "d", "b.0", "b.1", "c.2"];
+                let trace: Vec<&str> = (0..rng.range(1, 3))
+                    .map(|_| events[rng.below(events.len())])
+                    .collect();
+                format!("{} :[has trace]: <{}>", name(rng), trace.join(", "))
+            }
             _ => format!("{} :[deadlock free [FD]]", name(rng)),
         };
         let _ = writeln!(text, "assert {line}");

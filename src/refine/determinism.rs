@@ -1,0 +1,268 @@
+//! Determinism of any [`TransitionSystem`], on the fly (`P :[deterministic [F]]`, `[FD]`).
+//!
+//! The definition is that of [`super::properties`]: after no trace `s` can the process both
+//! perform an event `a` and stably refuse it (and, in the failures-divergences model, after no
+//! trace can it diverge). The search runs breadth first, on all workers of the engine, over the
+//! normal form of the process built as it goes: a node is the tau-closed set of states that one
+//! trace reaches, identified by the set itself. Expanding a node tests it and emits, one per
+//! visible event in the order of event names, the node after that event; so node ids are
+//! canonical and the search ends with the first level that holds a nondeterministic node,
+//! reporting the least one (a shortest trace, the same at every thread count).
+//!
+//! Which state of the failing node is named as the refusing (or diverging) one is chosen after
+//! the search, by following the trace again from the initial state with every set kept in
+//! discovery order (states in the order the system lists successors, which is canonical):
+//! the first such state in that order.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::divergence::DivergenceMemo;
+use super::label_names::LabelNames;
+use super::properties::{PropertyCounterexample, PropertyViolation};
+use super::{Model, PropertySearch, RefineError, SystemOptions};
+use crate::explore::{Driven, Engine, Found, HashedVisited, RunOptions, StopSignal};
+use crate::ts::{Label, TransitionSystem, TAU};
+
+/// A node of the normal form: a tau-closed set of states, sorted by state number.
+type Node<S> = Arc<[S]>;
+
+/// A state's moves: whether it is stable, and its visible steps.
+type Moves<S> = (bool, Vec<(Label, S)>);
+
+/// The normal form of a system, searched for nondeterminism.
+struct Subsets<'a, T: TransitionSystem> {
+    ts: &'a T,
+    fd: bool,
+    names: LabelNames<'a, T>,
+    divergence: DivergenceMemo<'a, T>,
+}
+
+/// What makes a node nondeterministic.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Nondeterministic {
+    /// A state of the node diverges.
+    Divergence,
+    /// A stable state of the node refuses this event, which another state can perform.
+    Refuses(Label),
+}
+
+impl<T: TransitionSystem> Subsets<'_, T> {
+    fn number(&self, s: &T::State) -> u32 {
+        self.ts
+            .state_number(s)
+            .expect("checked at the start: the system numbers its states")
+    }
+
+    /// The tau closure of `states` in discovery order (each state once).
+    fn closure_in_order(&self, states: Vec<T::State>) -> Vec<T::State> {
+        let mut seen: HashSet<u32> = HashSet::new();
+        let mut order: Vec<T::State> = Vec::with_capacity(states.len());
+        for s in states {
+            if seen.insert(self.number(&s)) {
+                order.push(s);
+            }
+        }
+        let mut i = 0;
+        while i < order.len() {
+            let s = order[i].clone();
+            self.ts.for_each_successor(&s, &mut |label, target| {
+                if label == TAU && seen.insert(self.number(&target)) {
+                    order.push(target);
+                }
+            });
+            i += 1;
+        }
+        order
+    }
+
+    /// The node of a set of states: its tau closure, sorted by state number.
+    fn node(&self, states: Vec<T::State>) -> Node<T::State> {
+        let mut set = self.closure_in_order(states);
+        set.sort_unstable_by_key(|s| self.number(s));
+        set.into()
+    }
+
+    /// The visible successors of each state of `set`, and whether it is stable.
+    fn moves(&self, set: &[T::State]) -> Vec<Moves<T::State>> {
+        set.iter()
+            .map(|s| {
+                let mut stable = true;
+                let mut visible = Vec::new();
+                self.ts.for_each_successor(s, &mut |label, target| {
+                    if label == TAU {
+                        stable = false;
+                    } else {
+                        visible.push((label, target));
+                    }
+                });
+                (stable, visible)
+            })
+            .collect()
+    }
+
+    /// The least event by name that a stable state of the set refuses and some state
+    /// performs.
+    fn refused(&self, moves: &[Moves<T::State>]) -> Option<Label> {
+        let mut initials: Vec<Label> = moves
+            .iter()
+            .flat_map(|(_, m)| m.iter().map(|&(l, _)| l))
+            .collect();
+        initials.sort_unstable();
+        initials.dedup();
+        let mut least: Option<Label> = None;
+        for (stable, m) in moves {
+            if !stable {
+                continue;
+            }
+            for &a in &initials {
+                if !m.iter().any(|&(l, _)| l == a)
+                    && least.is_none_or(|b| self.names.cmp(a, b).is_lt())
+                {
+                    least = Some(a);
+                }
+            }
+        }
+        least
+    }
+}
+
+impl<T: TransitionSystem> Driven for Subsets<'_, T> {
+    type State = Node<T::State>;
+    type Witness = Nondeterministic;
+
+    fn initial_state(&self) -> Self::State {
+        self.node(vec![self.ts.initial_state()])
+    }
+
+    fn expand(
+        &self,
+        node: &Self::State,
+        emit: &mut dyn FnMut(Label, Self::State),
+    ) -> Option<Found<Nondeterministic>> {
+        if self.fd && node.iter().any(|s| self.divergence.diverges(s)) {
+            return Some(Found::AtState(Nondeterministic::Divergence));
+        }
+        let moves = self.moves(node);
+        if let Some(a) = self.refused(&moves) {
+            return Some(Found::AtState(Nondeterministic::Refuses(a)));
+        }
+        let mut steps: Vec<(Label, T::State)> = moves.into_iter().flat_map(|(_, m)| m).collect();
+        steps.sort_unstable_by_key(|(l, _)| *l);
+        let mut groups: Vec<(Label, Vec<T::State>)> = Vec::new();
+        for group in steps.chunk_by(|x, y| x.0 == y.0) {
+            let targets = group.iter().map(|(_, t)| t.clone()).collect();
+            groups.push((group[0].0, targets));
+        }
+        groups.sort_by(|x, y| self.names.cmp(x.0, y.0));
+        for (label, targets) in groups {
+            emit(label, self.node(targets));
+        }
+        None
+    }
+}
+
+/// Searches `ts` (which must number its states) for nondeterminism in `model` (traces is
+/// treated as failures). The counterexample's `state` is the canonical id of the failing
+/// normal-form node; the returned `state` is the refusing (or diverging) state of the
+/// system, and `performer` in the violation is the state number of one that performs the
+/// event.
+pub fn search_determinism<T: TransitionSystem>(
+    engine: &Engine,
+    ts: &T,
+    model: Model,
+    system_opts: &SystemOptions,
+    stop: &StopSignal,
+) -> Result<PropertySearch<T::State>, RefineError> {
+    let start = Instant::now();
+    if ts.state_number(&ts.initial_state()).is_none() {
+        return Err(RefineError::Unnumbered);
+    }
+    let subsets = Subsets {
+        ts,
+        fd: model == Model::FailuresDivergences,
+        names: LabelNames::new(ts),
+        divergence: DivergenceMemo::new(ts),
+    };
+    let opts = RunOptions {
+        record_transitions: false,
+        max_states: system_opts.max_pairs,
+        on_level: system_opts.on_level.clone(),
+    };
+    let run = engine.run(&subsets, &HashedVisited::new(engine.threads()), &opts, stop);
+    if let Some(reason) = run.stats.stopped {
+        return Err(RefineError::Stopped(reason));
+    }
+    let mut state = None;
+    let counterexample = run.witness.as_ref().map(|w| {
+        let labels = run.trace_to(w.id);
+        let (chosen, violation) = subsets.explain(&labels, &w.witness);
+        state = Some(chosen);
+        PropertyCounterexample {
+            trace: labels.iter().map(|&l| ts.label_name(l)).collect(),
+            state: w.id,
+            steps: labels.len(),
+            violation,
+        }
+    });
+    Ok(PropertySearch {
+        counterexample,
+        state,
+        states: run.stats.states,
+        transitions: run.stats.transitions,
+        levels: run.stats.levels,
+        seconds: start.elapsed().as_secs_f64(),
+    })
+}
+
+impl<T: TransitionSystem> Subsets<'_, T> {
+    /// The state named by a witness found after the visible `trace`: the first, in discovery
+    /// order, that diverges or stably refuses the event; and the violation as reported.
+    fn explain(&self, trace: &[Label], found: &Nondeterministic) -> (T::State, PropertyViolation) {
+        let mut set = self.closure_in_order(vec![self.ts.initial_state()]);
+        for &label in trace {
+            let mut next = Vec::new();
+            for s in &set {
+                self.ts.for_each_successor(s, &mut |l, t| {
+                    if l == label {
+                        next.push(t);
+                    }
+                });
+            }
+            set = self.closure_in_order(next);
+        }
+        match *found {
+            Nondeterministic::Divergence => {
+                let s = set
+                    .iter()
+                    .find(|s| self.divergence.diverges(s))
+                    .expect("the node diverges")
+                    .clone();
+                (s, PropertyViolation::Divergence)
+            }
+            Nondeterministic::Refuses(event) => {
+                let moves = self.moves(&set);
+                let offers = |m: &[(Label, T::State)]| m.iter().any(|&(l, _)| l == event);
+                let at = moves
+                    .iter()
+                    .position(|(stable, m)| *stable && !offers(m))
+                    .expect("a stable state refuses the event");
+                let performer = moves
+                    .iter()
+                    .position(|(_, m)| offers(m))
+                    .expect("a state performs the event");
+                let mut accepted: Vec<Label> = moves[at].1.iter().map(|&(l, _)| l).collect();
+                accepted.sort_unstable();
+                accepted.dedup();
+                accepted.sort_by(|&x, &y| self.names.cmp(x, y));
+                let violation = PropertyViolation::Nondeterminism {
+                    event: self.ts.label_name(event),
+                    accepted: accepted.iter().map(|&l| self.ts.label_name(l)).collect(),
+                    performer: self.number(&set[performer]),
+                };
+                (set[at].clone(), violation)
+            }
+        }
+    }
+}

@@ -1,0 +1,134 @@
+//! The on-the-fly determinism and "has trace" searches (`search_determinism`, `search_trace`,
+//! run by the parallel engine on any transition system) against the checks on an explicit LTS
+//! (`properties::deterministic`, `properties::has_trace`, themselves tested against the
+//! failures oracle in `properties_props.rs`): same verdict, same counterexample, at 1, 2 and 4
+//! threads.
+
+mod common;
+
+use common::failures_oracle::{Oracle, TICK};
+use proptest::prelude::*;
+use weft::explore::{Engine, StopSignal};
+use weft::lts::Lts;
+use weft::refine::properties::{deterministic, has_trace, HasTrace, PropertyViolation};
+use weft::refine::{search_determinism, search_trace, Model, SystemOptions};
+use weft::ts::Label;
+
+/// Small LTSs with taus, two events and sometimes ✓ (to a state without transitions).
+fn arb_process_lts() -> impl Strategy<Value = Lts> {
+    (1..=7u32, any::<bool>()).prop_flat_map(|(n, with_tick)| {
+        let transition = (
+            0..n,
+            prop_oneof![2 => Just(0 as Label), 3 => 1..3 as Label],
+            0..n,
+        );
+        let ticks = proptest::collection::vec(0..n, 0..if with_tick { 3 } else { 1 });
+        (
+            0..n,
+            proptest::collection::vec(transition, 0..(2 * n as usize + 4)),
+            ticks,
+        )
+            .prop_map(move |(initial, mut transitions, ticks)| {
+                let mut names: Vec<String> = ["tau", "a", "b"].map(String::from).to_vec();
+                let mut states = n;
+                if !ticks.is_empty() {
+                    names.push(TICK.to_string());
+                    transitions.extend(ticks.iter().map(|&s| (s, 3, n)));
+                    states = n + 1;
+                }
+                Lts::from_transitions(initial, states, names, &transitions)
+            })
+    })
+}
+
+const MODELS: [Model; 2] = [Model::Failures, Model::FailuresDivergences];
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn determinism_on_the_fly_matches_the_lts_check(lts in arb_process_lts()) {
+        let oracle = Oracle::new(&lts);
+        for model in MODELS {
+            let expected = deterministic(&lts, model);
+            let mut first = None;
+            for threads in [1, 2, 4] {
+                let engine = Engine::new(threads).expect("engine");
+                let got = search_determinism(
+                    &engine, &lts, model, &SystemOptions::default(), &StopSignal::new(),
+                )
+                .expect("search");
+                let answer = (got.counterexample.clone(), got.state, got.states);
+                prop_assert_eq!(first.get_or_insert(answer.clone()), &answer, "{} threads", threads);
+                match (&expected, &got.counterexample) {
+                    (None, None) => {}
+                    (Some(e), Some(g)) => {
+                        prop_assert_eq!(&e.trace, &g.trace, "{:?} at {} threads", model, threads);
+                        prop_assert_eq!(e.steps, g.steps);
+                        // The same event; the refusing state may be another one (each check
+                        // names the first in its own order).
+                        let event = |v: &PropertyViolation| match v {
+                            PropertyViolation::Nondeterminism { event, .. } => Some(event.clone()),
+                            _ => None,
+                        };
+                        prop_assert_eq!(event(&e.violation), event(&g.violation));
+                        // The state named is reached by the trace and diverges, or refuses
+                        // what the violation says.
+                        let state = got.state.expect("a state");
+                        prop_assert!(oracle.after(&g.trace).contains(&state));
+                        match &g.violation {
+                            PropertyViolation::Divergence => prop_assert!(lts.is_divergent(state)),
+                            PropertyViolation::Nondeterminism { accepted, event, performer } => {
+                                prop_assert!(lts.is_stable(state));
+                                prop_assert!(!accepted.contains(event));
+                                prop_assert!(oracle.after(&g.trace).contains(performer));
+                                prop_assert!(oracle.offers(*performer).contains(event));
+                                prop_assert_eq!(oracle.offers(state), accepted.iter().cloned().collect());
+                            }
+                            other => prop_assert!(false, "unexpected {other:?}"),
+                        }
+                    }
+                    _ => prop_assert!(false, "{:?} at {} threads: {:?} vs {:?}", model, threads, expected, got.counterexample),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn has_trace_on_the_fly_matches_the_lts_check(
+        lts in arb_process_lts(),
+        wanted in proptest::collection::vec(prop_oneof![Just("a"), Just("b"), Just(TICK), Just("c")], 0..5),
+    ) {
+        let oracle = Oracle::new(&lts);
+        let wanted: Vec<String> = wanted.into_iter().map(String::from).collect();
+        for model in [Model::Traces, Model::Failures, Model::FailuresDivergences] {
+            let expected = has_trace(&lts, &wanted, model);
+            let mut first = None;
+            for threads in [1, 2, 4] {
+                let engine = Engine::new(threads).expect("engine");
+                let got = search_trace(
+                    &engine, &lts, &wanted, model, &SystemOptions::default(), &StopSignal::new(),
+                )
+                .expect("search");
+                let answer = (format!("{:?}", got.outcome), got.state, got.states);
+                prop_assert_eq!(first.get_or_insert(answer.clone()), &answer, "{} threads", threads);
+                match (&expected, &got.outcome) {
+                    (HasTrace::Performs(e), HasTrace::Performs(g)) => {
+                        prop_assert_eq!(&e.trace, &g.trace);
+                        prop_assert_eq!(e.steps, g.steps);
+                        prop_assert_eq!(e.diverges, g.diverges);
+                        prop_assert!(oracle.after(&g.trace).contains(&got.state));
+                        prop_assert_eq!(g.diverges, lts.is_divergent(got.state) && g.trace.len() < wanted.len());
+                    }
+                    (HasTrace::Cannot(e), HasTrace::Cannot(g)) => {
+                        prop_assert_eq!(&e.trace, &g.trace, "{:?} at {} threads", model, threads);
+                        prop_assert_eq!(e.steps, g.steps);
+                        prop_assert_eq!(&e.violation, &g.violation);
+                        prop_assert!(oracle.after(&g.trace).contains(&got.state));
+                    }
+                    _ => prop_assert!(false, "{:?} at {} threads: {:?} vs {:?}", model, threads, expected, got.outcome),
+                }
+            }
+        }
+    }
+}
