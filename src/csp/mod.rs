@@ -4,21 +4,19 @@
 //! The subset accepted is the one of FDR's classic examples (see the project's issue 4); any
 //! construct outside it is rejected with an error naming it and its position.
 
-pub mod ast;
 pub mod check;
 pub mod error;
 pub mod eval;
 pub mod labels;
 mod layout;
-pub mod lexer;
 mod network;
-pub mod parser;
-pub mod pretty;
 mod semantics;
-pub mod source;
+pub mod syntax;
 mod system;
 mod terms;
 pub mod value;
+
+pub use syntax::{ast, lexer, parser, pretty, source};
 
 pub use error::{CspError, ErrorKind};
 pub use eval::{
