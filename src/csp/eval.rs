@@ -15,9 +15,9 @@ use std::sync::{Arc, OnceLock};
 use dashmap::DashMap;
 
 use super::ast::*;
-use super::check::{self, DefGroup, DefKind, GlobalKind, Program};
 use super::error::{CspError, ErrorKind};
 use super::parser;
+use super::resolve::{self, DefGroup, DefKind, GlobalKind, Program};
 use super::source::{Location, SourceMap, Span};
 use super::value::*;
 
@@ -334,7 +334,7 @@ fn finish_load(mut ctx: parser::ParseContext, decls: Vec<Decl>) -> Result<Script
         PRELUDE.into(),
     )?;
     let sources = ctx.sources;
-    let prog = check::check(&decls, &prelude).map_err(|e| e.resolve(&sources))?;
+    let prog = resolve::check(&decls, &prelude).map_err(|e| e.resolve(&sources))?;
     let mut broken = HashMap::new();
     for (name, &k) in &prog.broken {
         broken.insert(name.clone(), prog.errors[k].clone().resolve(&sources));

@@ -4,18 +4,19 @@
 //! The subset accepted is the one of FDR's classic examples (see the project's issue 4); any
 //! construct outside it is rejected with an error naming it and its position.
 
-pub mod check;
 pub mod error;
 pub mod eval;
 pub mod labels;
 mod layout;
 mod network;
+pub mod resolve;
 mod semantics;
 pub mod syntax;
 mod system;
 mod terms;
 pub mod value;
 
+pub use resolve as check;
 pub use syntax::{ast, lexer, parser, pretty, source};
 
 pub use error::{CspError, ErrorKind};
