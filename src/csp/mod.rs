@@ -6,16 +6,12 @@
 
 pub mod error;
 pub mod eval;
-pub mod labels;
-mod layout;
-mod network;
+pub mod process;
 pub mod resolve;
-mod semantics;
 pub mod syntax;
-mod system;
-mod terms;
 pub mod value;
 
+pub use process::labels;
 pub use resolve as check;
 pub use syntax::{ast, lexer, parser, pretty, source};
 
@@ -24,10 +20,10 @@ pub use eval::{
     load_script, load_str, set_thread_stack_budget, Assertion, AssertionCheck, EventTable,
     FieldSet, Note, Script,
 };
-pub use labels::TICK;
+pub use process::labels::TICK;
+pub use process::system::{ComponentState, CspState, CspSystem};
+pub use process::terms::MAX_NESTING;
 pub use source::{Location, SourceMap, Span};
-pub use system::{ComponentState, CspState, CspSystem};
-pub use terms::MAX_NESTING;
 pub use value::{
     Binding, Call, EventRelation, EventSet, Func, PrefixClosure, Proc, ProcNode, Target, Value,
 };
