@@ -1,5 +1,8 @@
-//! The CSPm front end: lexer, parser (with source spans), name resolution and checks, and the
-//! evaluator of expressions and process terms.
+//! The CSPm front end, in the stages of its pipeline (libcspm's phases): [`syntax`] (source
+//! map, tokens, lexer, parser, AST, printer), [`resolve`] (names, arity, free variables),
+//! [`eval`] (the program's tables, the evaluator, values) and [`process`] (process terms,
+//! firing rules, networks and the system the engines explore). The paths of the modules
+//! before this split (`csp::parser`, `csp::value`, `csp::labels`, ...) are re-exported.
 //!
 //! The subset accepted is the one of FDR's classic examples (see the project's issue 4); any
 //! construct outside it is rejected with an error naming it and its position.
@@ -9,8 +12,8 @@ pub mod eval;
 pub mod process;
 pub mod resolve;
 pub mod syntax;
-pub mod value;
 
+pub use eval::value;
 pub use process::labels;
 pub use resolve as check;
 pub use syntax::{ast, lexer, parser, pretty, source};
