@@ -1,34 +1,32 @@
-//! The CSPm front end: lexer, parser (with source spans), name resolution and checks, and the
-//! evaluator of expressions and process terms.
+//! The CSPm front end, in the stages of its pipeline (libcspm's phases): [`syntax`] (source
+//! map, tokens, lexer, parser, AST, printer), [`resolve`] (names, arity, free variables),
+//! [`eval`] (the program's tables, the evaluator, values) and [`process`] (process terms,
+//! firing rules, networks and the system the engines explore). The paths of the modules
+//! before this split (`csp::parser`, `csp::value`, `csp::labels`, ...) are re-exported.
 //!
 //! The subset accepted is the one of FDR's classic examples (see the project's issue 4); any
 //! construct outside it is rejected with an error naming it and its position.
 
-pub mod ast;
-pub mod check;
 pub mod error;
 pub mod eval;
-pub mod labels;
-mod layout;
-pub mod lexer;
-mod network;
-pub mod parser;
-pub mod pretty;
-mod semantics;
-pub mod source;
-mod system;
-mod terms;
-pub mod value;
+pub mod process;
+pub mod resolve;
+pub mod syntax;
+
+pub use eval::value;
+pub use process::labels;
+pub use resolve as check;
+pub use syntax::{ast, lexer, parser, pretty, source};
 
 pub use error::{CspError, ErrorKind};
 pub use eval::{
     load_script, load_str, set_thread_stack_budget, Assertion, AssertionCheck, EventTable,
     FieldSet, Note, Script,
 };
-pub use labels::TICK;
+pub use process::labels::TICK;
+pub use process::system::{ComponentState, CspState, CspSystem};
+pub use process::terms::MAX_NESTING;
 pub use source::{Location, SourceMap, Span};
-pub use system::{ComponentState, CspState, CspSystem};
-pub use terms::MAX_NESTING;
 pub use value::{
     Binding, Call, EventRelation, EventSet, Func, PrefixClosure, Proc, ProcNode, Target, Value,
 };

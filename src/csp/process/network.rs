@@ -14,7 +14,7 @@ use crate::ts::{Label, TAU};
 
 use super::labels::{Alphabets, LabelSet, LinkMap, RenameMap, TICK};
 use super::terms::{int_arg, Encoding, Op};
-use super::value::{EventRelation, EventSet, Proc, ProcNode};
+use crate::csp::value::{EventRelation, EventSet, Proc, ProcNode};
 
 /// A node of a network. Operator nodes hold their intern-table entries (the CSPm value, for
 /// printing, and its label table).

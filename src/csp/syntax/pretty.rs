@@ -10,9 +10,10 @@
 use std::fmt::Write;
 
 use super::ast::*;
-use super::parser::{
+use super::parser::{RED_ZONE, STACK_PER_RECURSION};
+use super::precedence::{
     expr_level, L_ADD, L_AND, L_APP, L_CAT, L_CMP, L_DOT, L_FIELD, L_HIDE, L_INTCHOICE,
-    L_INTERLEAVE, L_MUL, L_OR, L_PAR, L_PREFIX, RED_ZONE, STACK_PER_RECURSION,
+    L_INTERLEAVE, L_MUL, L_OR, L_PAR, L_PREFIX,
 };
 
 /// CSPm text of an expression.

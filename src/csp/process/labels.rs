@@ -6,9 +6,9 @@
 
 use crate::ts::{Label, TAU};
 
-use super::error::{CspError, ErrorKind};
-use super::eval::{EventTable, Script};
-use super::value::Value;
+use crate::csp::error::{CspError, ErrorKind};
+use crate::csp::eval::{EventTable, Script};
+use crate::csp::value::Value;
 
 /// The label of successful termination (✓).
 pub const TICK: Label = 1;

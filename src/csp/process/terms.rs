@@ -23,10 +23,10 @@ use parking_lot::RwLock;
 
 use crate::term::{SharedSection, Symbol, TermId, TermRef};
 
-use super::error::{CspError, ErrorKind};
-use super::eval::Script;
 use super::labels::{Alphabets, LabelSet, LinkMap, RenameMap, FIRST_EVENT};
-use super::value::{EventRelation, EventSet, PrefixClosure, Proc, ProcNode, Value};
+use crate::csp::error::{CspError, ErrorKind};
+use crate::csp::eval::Script;
+use crate::csp::value::{EventRelation, EventSet, PrefixClosure, Proc, ProcNode, Value};
 
 /// Deepest nesting of process operators followed when building or firing a term. Building and
 /// firing grow their thread's stack as needed (`stacker`), so this is no limit a script

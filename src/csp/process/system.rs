@@ -60,14 +60,14 @@ use crate::hash::WordBuildHasher;
 use crate::term::{global, RootRegistration, RootSet, TermId, TermThread};
 use crate::ts::{Label, TransitionSystem};
 
-use super::error::{CspError, ErrorKind};
-use super::eval::Script;
 use super::labels::TICK;
 use super::layout::Layout;
 use super::network::{combine, LeafMoves, NetNode, Scratch};
 use super::semantics::Semantics;
 use super::terms::{term, BuildPath, Encoding, Op, Section};
-use super::value::Proc;
+use crate::csp::error::{CspError, ErrorKind};
+use crate::csp::eval::Script;
+use crate::csp::value::Proc;
 
 /// A state of a [`CspSystem`]: its number (see the module documentation).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -285,7 +285,7 @@ impl std::fmt::Display for ComponentState {
 
 /// A CSPm process as a transition system: labels are [`crate::ts::TAU`] (0),
 /// [`CspSystem::tick_label`] (1), then the script's events in the order of its
-/// [`EventTable`](super::EventTable).
+/// [`EventTable`](crate::csp::EventTable).
 ///
 /// Evaluation errors met while firing a state (an output outside its channel's type, an
 /// unguarded recursion, ...) cannot be returned through the trait: the first one is kept

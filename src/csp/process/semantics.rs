@@ -20,12 +20,12 @@ use crate::hash::WordBuildHasher;
 use crate::term::{TermId, TermRef};
 use crate::ts::{Label, TAU};
 
-use super::error::{CspError, ErrorKind};
 use super::labels::{label_of, TICK};
 use super::network::{combine, LeafMoves, NetNode, Scratch};
 use super::terms::{
     int_arg, term, BuildPath, Encoding, Op, Section, MAX_NESTING, STACK_RED_ZONE, STACK_SEGMENT,
 };
+use crate::csp::error::{CspError, ErrorKind};
 
 /// The transitions of a term: (label, target) pairs without duplicates, in canonical order
 /// (see [`sort_moves`]).

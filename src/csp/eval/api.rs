@@ -1,0 +1,199 @@
+//! The public interface of a loaded script: its processes, values, events and sources.
+
+use super::*;
+
+impl Script {
+    /// The source files of the script.
+    pub fn sources(&self) -> &SourceMap {
+        &self.sources
+    }
+
+    /// The assertions, in source order.
+    pub fn assertions(&self) -> &[Assertion] {
+        &self.assertions
+    }
+
+    /// Notes for the user (for example compression functions applied as the identity).
+    pub fn notes(&self) -> &[Note] {
+        &self.notes
+    }
+
+    /// The errors of definitions (and declarations) that no assertion reports, positioned,
+    /// in source order: a definition that cannot be evaluated but that no assertion uses
+    /// (to be shown as warnings). An error that an assertion reports is in its
+    /// [`Assertion::check`] instead.
+    pub fn errors(&self) -> &[CspError] {
+        &self.errors
+    }
+
+    /// The names of the top-level definitions of the script, in source order (functions,
+    /// processes and constants; not the prelude's).
+    pub fn definition_names(&self) -> Vec<&str> {
+        self.prog.top.defs[..self.user_defs]
+            .iter()
+            .map(|d| &*d.name)
+            .collect()
+    }
+
+    /// The process named `name` applied to `args` (no arguments for a process constant).
+    pub fn process(&self, name: &str, args: &[Value]) -> Result<Proc, CspError> {
+        let _g = StackGuard::enter();
+        let Some(GlobalKind::Def(i)) = self.prog.globals.get(name).copied() else {
+            return Err(CspError::unpositioned(
+                ErrorKind::UnknownName,
+                format!("no process named `{name}` is defined"),
+            ));
+        };
+        let v = self.def_value(i, self.prog.top.defs[i as usize].span)?;
+        let v = if args.is_empty() && !matches!(v, Value::Func(_)) {
+            v
+        } else {
+            self.apply(&v, args.to_vec(), self.prog.top.defs[i as usize].span)?
+        };
+        match v {
+            Value::Proc(p) => Ok(p),
+            other => Err(CspError::unpositioned(
+                ErrorKind::Type,
+                format!("`{name}` is not a process: it is {}", self.show(&other)),
+            )),
+        }
+    }
+
+    /// The body of a named process call: `P(3)` unfolds to the right-hand side of `P`
+    /// evaluated with its parameters bound to 3 (which may itself be a call).
+    pub fn unfold(&self, call: &Call) -> Result<Proc, CspError> {
+        let _g = StackGuard::enter();
+        if let Some(p) = self.unfolds.get(call) {
+            return Ok(p.clone());
+        }
+        let groups = self.regroup(&call.target, &call.args)?;
+        let v = self.call_body(&call.target, &groups, Span::default())?;
+        match v {
+            Value::Proc(p) => match p.node() {
+                ProcNode::Call(c) if c == call => self
+                    .unfolds
+                    .get(call)
+                    .map(|p| p.clone())
+                    .ok_or_else(|| self.internal("unfolding a call gave the call itself")),
+                _ => Ok(p),
+            },
+            other => Err(CspError::unpositioned(
+                ErrorKind::Type,
+                format!(
+                    "`{}` is not a process: it is {}",
+                    self.target_name(&call.target),
+                    self.show(&other)
+                ),
+            )),
+        }
+    }
+
+    /// The initial events of a prefix and the process after each (inputs enumerated over
+    /// the channel's type, outputs checked against it).
+    pub fn prefix_transitions(
+        &self,
+        prefix: &PrefixClosure,
+    ) -> Result<Vec<(Value, Proc)>, CspError> {
+        let _g = StackGuard::enter();
+        let (pre, free, _) = self
+            .prog
+            .prefixes
+            .get(&prefix.expr)
+            .cloned()
+            .ok_or_else(|| self.internal("unknown prefix node"))?;
+        let mut env: Env = free
+            .iter()
+            .cloned()
+            .zip(prefix.captured.iter().cloned())
+            .collect();
+        let ev = self.eval(&pre.event, &mut env)?;
+        let chan = match ev.atoms().first() {
+            Some(Value::Chan(c)) => *c,
+            _ => {
+                return Err(self.err(
+                    pre.event.span,
+                    ErrorKind::Type,
+                    format!("`->` needs an event, found {}", self.show(&ev)),
+                ))
+            }
+        };
+        let mut out = Vec::new();
+        let atoms = ev.atoms().to_vec();
+        self.prefix_fields(&pre, chan, 0, atoms, &mut env, &mut out)?;
+        Ok(out)
+    }
+
+    /// All events of the script's channels (computed once; an error if a channel's type is
+    /// infinite or the events are too many).
+    pub fn events(&self) -> Result<&EventTable, CspError> {
+        if self.events.get().is_none() {
+            // Computed outside the cell: a channel type that needs `Events` re-enters here,
+            // which `guarded` reports as a cycle (a re-entered `OnceLock` would hang).
+            let table = self.guarded((8, 0), "Events", Span::default(), || {
+                let _g = StackGuard::enter();
+                self.build_event_table()
+            });
+            let _ = self.events.set(table);
+        }
+        match self.events.get() {
+            Some(r) => r.as_ref().map_err(Clone::clone),
+            None => Err(self.internal("the event table is missing")),
+        }
+    }
+
+    /// The printed form of a value (`c.1.true`, `{1, 2}`, `<a, b>`).
+    pub fn show(&self, v: &Value) -> String {
+        let mut s = String::new();
+        self.write_value(&mut s, v);
+        s
+    }
+
+    /// The printed form of a process term (calls by name: `P(3)`).
+    pub fn show_proc(&self, p: &Proc) -> String {
+        let mut s = String::new();
+        self.write_proc(&mut s, p, 0);
+        s
+    }
+
+    /// The name of a call's definition (`P` for `P(3)`).
+    pub fn call_name(&self, call: &Call) -> String {
+        self.target_name(&call.target)
+    }
+
+    /// The fields of a channel (by name), as sets of values.
+    pub fn channel_fields(&self, name: &str) -> Option<Result<Arc<[FieldSet]>, CspError>> {
+        match self.prog.globals.get(name) {
+            Some(GlobalKind::Chan(c)) => Some(self.chan_fields(*c)),
+            _ => None,
+        }
+    }
+
+    /// True if `v` is a complete event of a declared channel.
+    pub fn is_event(&self, v: &Value) -> bool {
+        let _g = StackGuard::enter();
+        matches!(self.validate_event(v.atoms(), Span::default()), Ok(true))
+    }
+
+    /// Evaluates the top-level constant `name` (for tests and tools).
+    pub fn value(&self, name: &str) -> Result<Value, CspError> {
+        let _g = StackGuard::enter();
+        match self.prog.globals.get(name).copied() {
+            Some(GlobalKind::Def(i)) => self.def_value(i, self.prog.top.defs[i as usize].span),
+            Some(_) => self.lookup(&Name::from(name), &Env::new(), Span::default()),
+            None => Err(CspError::unpositioned(
+                ErrorKind::UnknownName,
+                format!("unknown name `{name}`"),
+            )),
+        }
+    }
+
+    /// The source location of the top-level definition `name`.
+    pub fn definition_location(&self, name: &str) -> Option<Location> {
+        match self.prog.globals.get(name) {
+            Some(GlobalKind::Def(i)) => {
+                Some(self.sources.location(self.prog.top.defs[*i as usize].span))
+            }
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,16 @@
+//! Built-ins on events: `productions` and `extensions`.
+
+use super::*;
+
+/// `productions(x)`: the events that extend `x`.
+pub(super) fn productions(c: &BuiltinCall) -> EResult<Value> {
+    let mut out = Vec::new();
+    c.script.productions(&c.args[0], c.span, &mut out)?;
+    c.script.make_set(out, c.span)
+}
+
+/// `extensions(x)`: the remainders `r` such that `x.r` is an event.
+pub(super) fn extensions(c: &BuiltinCall) -> EResult<Value> {
+    let out = c.script.extensions(&c.args[0], c.span)?;
+    c.script.make_set(out, c.span)
+}

@@ -1,0 +1,75 @@
+//! Built-ins on sequences: `set`, `seq`, `head`, `tail`, `concat`, `null`, `elem` and
+//! `length`.
+
+use super::*;
+
+/// `set(s)`: the elements of a sequence.
+pub(super) fn set_of_seq(c: &BuiltinCall) -> EResult<Value> {
+    match &c.args[0] {
+        Value::Seq(s) => c.script.make_set(s.to_vec(), c.span),
+        _ => c.bad("a sequence"),
+    }
+}
+
+/// `seq(s)`: a finite set as a sequence, in value order.
+pub(super) fn seq_of_set(c: &BuiltinCall) -> EResult<Value> {
+    match &c.args[0] {
+        Value::Set(s) => Ok(Value::Seq(s.clone())),
+        _ => c.bad("a finite set"),
+    }
+}
+
+/// `head(s)`, `tail(s)` of a non-empty sequence.
+pub(super) fn head_tail(c: &BuiltinCall) -> EResult<Value> {
+    match &c.args[0] {
+        Value::Seq(s) if !s.is_empty() => Ok(if c.b == Builtin::Head {
+            s[0].clone()
+        } else {
+            Value::Seq(s[1..].into())
+        }),
+        Value::Seq(_) => Err(c.err(
+            ErrorKind::Eval,
+            format!("`{}` of the empty sequence", c.b.name()),
+        )),
+        _ => c.bad("a sequence"),
+    }
+}
+
+/// `concat(s)` of a sequence of sequences.
+pub(super) fn concat(c: &BuiltinCall) -> EResult<Value> {
+    let Value::Seq(s) = &c.args[0] else {
+        return c.bad("a sequence of sequences");
+    };
+    let mut out = Vec::new();
+    for x in s.iter() {
+        match x {
+            Value::Seq(t) => out.extend_from_slice(t),
+            _ => return c.bad("a sequence of sequences"),
+        }
+    }
+    Ok(Value::Seq(out.into()))
+}
+
+/// `null(s)`.
+pub(super) fn null(c: &BuiltinCall) -> EResult<Value> {
+    match &c.args[0] {
+        Value::Seq(s) => Ok(Value::Bool(s.is_empty())),
+        _ => c.bad("a sequence"),
+    }
+}
+
+/// `elem(x, s)`.
+pub(super) fn elem(c: &BuiltinCall) -> EResult<Value> {
+    match &c.args[1] {
+        Value::Seq(s) => Ok(Value::Bool(s.contains(&c.args[0]))),
+        _ => c.bad("a value and a sequence"),
+    }
+}
+
+/// `length(s)`.
+pub(super) fn length(c: &BuiltinCall) -> EResult<Value> {
+    match &c.args[0] {
+        Value::Seq(s) => Ok(Value::Int(s.len() as i64)),
+        _ => c.bad("a sequence"),
+    }
+}

@@ -1,0 +1,543 @@
+//! Expressions: the evaluation of every kind of expression to a value or a process term.
+
+use super::*;
+
+impl Script {
+    pub(super) fn eval_proc(&self, e: &Expr, env: &mut Env) -> EResult<Proc> {
+        match self.eval(e, env)? {
+            Value::Proc(p) => Ok(p),
+            other => Err(self.err(
+                e.span,
+                ErrorKind::Type,
+                format!("expected a process, found {}", self.show(&other)),
+            )),
+        }
+    }
+
+    pub(super) fn eval_bool(&self, e: &Expr, env: &mut Env) -> EResult<bool> {
+        match self.eval(e, env)? {
+            Value::Bool(b) => Ok(b),
+            other => Err(self.err(
+                e.span,
+                ErrorKind::Type,
+                format!("expected a boolean, found {}", self.show(&other)),
+            )),
+        }
+    }
+
+    pub(super) fn eval_int(&self, e: &Expr, env: &mut Env) -> EResult<i64> {
+        match self.eval(e, env)? {
+            Value::Int(i) => Ok(i),
+            other => Err(self.err(
+                e.span,
+                ErrorKind::Type,
+                format!("expected an integer, found {}", self.show(&other)),
+            )),
+        }
+    }
+
+    pub(super) fn capture(&self, names: &[Name], env: &Env) -> EResult<Arc<[Binding]>> {
+        names
+            .iter()
+            .map(|n| {
+                env.iter()
+                    .rev()
+                    .find(|(m, _)| m == n)
+                    .map(|(_, b)| b.clone())
+                    .ok_or_else(|| self.internal(&format!("free variable `{n}` not bound")))
+            })
+            .collect()
+    }
+
+    /// The elements a generator draws from.
+    pub(super) fn elements(&self, e: &Expr, env: &mut Env) -> EResult<Arc<[Value]>> {
+        match self.eval(e, env)? {
+            Value::Set(s) | Value::Seq(s) => Ok(s),
+            Value::IntSet => Err(self.err(
+                e.span,
+                ErrorKind::Unsupported,
+                "drawing from the infinite set Int is outside weft's CSPm subset",
+            )),
+            other => Err(self.err(
+                e.span,
+                ErrorKind::Type,
+                format!(
+                    "expected a set or sequence to draw from, found {}",
+                    self.show(&other)
+                ),
+            )),
+        }
+    }
+
+    /// Calls `body` once per binding of the statements (in order).
+    pub(super) fn for_each(
+        &self,
+        stmts: &[Stmt],
+        env: &mut Env,
+        body: &mut dyn FnMut(&Self, &mut Env) -> EResult<()>,
+    ) -> EResult<()> {
+        let Some((first, rest)) = stmts.split_first() else {
+            return body(self, env);
+        };
+        match first {
+            Stmt::Qualifier(q) => {
+                if self.eval_bool(q, env)? {
+                    self.for_each(rest, env, body)?;
+                }
+            }
+            Stmt::Generator(p, src) => {
+                let items = self.elements(src, env)?;
+                for it in items.iter() {
+                    let mark = env.len();
+                    if self.match_pattern(p, it, env)? {
+                        self.for_each(rest, env, body)?;
+                    }
+                    env.truncate(mark);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn make_set(&self, items: Vec<Value>, span: Span) -> EResult<Value> {
+        if let Some(bad) = items.iter().find(|v| matches!(v, Value::Func(_))) {
+            return Err(self.err(
+                span,
+                ErrorKind::Type,
+                format!(
+                    "{} cannot be put in a set (functions are not comparable)",
+                    self.show(bad)
+                ),
+            ));
+        }
+        if items.len() > MAX_COLLECTION {
+            return Err(self.err(
+                span,
+                ErrorKind::Limit,
+                format!("set with more than {MAX_COLLECTION} elements"),
+            ));
+        }
+        Ok(Value::set_from(items))
+    }
+
+    pub(super) fn range(
+        &self,
+        lo: &Expr,
+        hi: &Expr,
+        env: &mut Env,
+        span: Span,
+    ) -> EResult<Vec<Value>> {
+        let a = self.eval_int(lo, env)?;
+        let b = self.eval_int(hi, env)?;
+        if b >= a && (b - a) as u128 >= MAX_COLLECTION as u128 {
+            return Err(self.err(
+                span,
+                ErrorKind::Limit,
+                format!("range with more than {MAX_COLLECTION} elements"),
+            ));
+        }
+        Ok((a..=b).map(Value::Int).collect())
+    }
+
+    /// Evaluates an expression in `env`.
+    pub(super) fn eval(&self, e: &Expr, env: &mut Env) -> EResult<Value> {
+        use ExprKind as K;
+        if stack_exhausted() {
+            return Err(self.err(
+                e.span,
+                ErrorKind::Limit,
+                "evaluation too deep for this thread's stack (unbounded recursion, or a process \
+                 defined in terms of itself without a prefix?)",
+            ));
+        }
+        Ok(match &e.kind {
+            K::Int(i) => Value::Int(*i),
+            K::Bool(b) => Value::Bool(*b),
+            K::Var(n) => self.lookup(n, env, e.span)?,
+            K::Wildcard => {
+                return Err(self.err(
+                    e.span,
+                    ErrorKind::Syntax,
+                    "`_` can only be used in a pattern",
+                ))
+            }
+            K::Dot(a, b) => {
+                let va = self.eval(a, env)?;
+                let vb = self.eval(b, env)?;
+                if matches!(va, Value::Proc(_) | Value::Func(_)) {
+                    return Err(self.err(
+                        e.span,
+                        ErrorKind::Type,
+                        format!("cannot apply `.` to {}", self.show(&va)),
+                    ));
+                }
+                let v = Value::dot(&va, &vb);
+                self.check_dotted(&v, e.span)?;
+                v
+            }
+            K::App(f, args) => {
+                let fv = self.eval(f, env)?;
+                let avs = args
+                    .iter()
+                    .map(|x| self.eval(x, env))
+                    .collect::<EResult<Vec<_>>>()?;
+                self.apply(&fv, avs, e.span)?
+            }
+            K::Binary(op, a, b) => self.binary(*op, a, b, env, e.span)?,
+            K::Unary(op, a) => match op {
+                UnOp::Neg => Value::Int(
+                    self.eval_int(a, env)?
+                        .checked_neg()
+                        .ok_or_else(|| self.err(e.span, ErrorKind::Eval, "integer overflow"))?,
+                ),
+                UnOp::Not => Value::Bool(!self.eval_bool(a, env)?),
+                UnOp::Len => match self.eval(a, env)? {
+                    Value::Seq(s) => Value::Int(s.len() as i64),
+                    other => {
+                        return Err(self.err(
+                            a.span,
+                            ErrorKind::Type,
+                            format!("`#` needs a sequence, found {}", self.show(&other)),
+                        ))
+                    }
+                },
+            },
+            K::If(c, t, f) => {
+                if self.eval_bool(c, env)? {
+                    self.eval(t, env)?
+                } else {
+                    self.eval(f, env)?
+                }
+            }
+            _ => self.eval_complex(e, env)?,
+        })
+    }
+
+    /// The expression kinds with large evaluation frames (kept out of `eval` so that deep
+    /// recursion through `eval` uses little stack).
+    #[inline(never)]
+    pub(super) fn eval_complex(&self, e: &Expr, env: &mut Env) -> EResult<Value> {
+        use ExprKind as K;
+        Ok(match &e.kind {
+            K::Tuple(items) => {
+                let vs = items
+                    .iter()
+                    .map(|x| self.eval(x, env))
+                    .collect::<EResult<Vec<_>>>()?;
+                Value::Tuple(vs.into())
+            }
+            K::Let(l) => {
+                let info = self
+                    .prog
+                    .lets
+                    .get(&e.id)
+                    .ok_or_else(|| self.internal("unknown let"))?;
+                let r = Arc::new(LetRef {
+                    group: e.id,
+                    captured: self.capture(&info.free, env)?,
+                });
+                let mark = env.len();
+                for d in &info.group.defs {
+                    env.push((d.name.clone(), Binding::Let(r.clone())));
+                }
+                let v = self.eval(&l.body, env);
+                env.truncate(mark);
+                v?
+            }
+            K::Lambda(_) => {
+                let (_, free) = self
+                    .prog
+                    .lambdas
+                    .get(&e.id)
+                    .ok_or_else(|| self.internal("unknown lambda"))?;
+                func(Target::Lambda(e.id, self.capture(free, env)?))
+            }
+            K::SeqLit(items) => {
+                let vs = items
+                    .iter()
+                    .map(|x| self.eval(x, env))
+                    .collect::<EResult<Vec<_>>>()?;
+                Value::Seq(vs.into())
+            }
+            K::SeqRange(a, b) => Value::Seq(self.range(a, b, env, e.span)?.into()),
+            K::SeqComp(items, stmts) => {
+                let mut out = Vec::new();
+                self.for_each(stmts, env, &mut |s, env| {
+                    for it in items {
+                        out.push(s.eval(it, env)?);
+                        if out.len() > MAX_COLLECTION {
+                            return Err(s.err(e.span, ErrorKind::Limit, "sequence too long"));
+                        }
+                    }
+                    Ok(())
+                })?;
+                Value::Seq(out.into())
+            }
+            K::SetLit(items) => {
+                let vs = items
+                    .iter()
+                    .map(|x| self.eval(x, env))
+                    .collect::<EResult<Vec<_>>>()?;
+                self.make_set(vs, e.span)?
+            }
+            K::SetRange(a, b) => Value::Set(self.range(a, b, env, e.span)?.into()),
+            K::SetComp(items, stmts) => {
+                let mut out = Vec::new();
+                self.for_each(stmts, env, &mut |s, env| {
+                    for it in items {
+                        out.push(s.eval(it, env)?);
+                        if out.len() > MAX_COLLECTION {
+                            return Err(s.err(e.span, ErrorKind::Limit, "set too large"));
+                        }
+                    }
+                    Ok(())
+                })?;
+                self.make_set(out, e.span)?
+            }
+            K::Productions(items) => {
+                let mut out = Vec::new();
+                for it in items {
+                    let v = self.eval(it, env)?;
+                    self.productions(&v, it.span, &mut out)?;
+                }
+                self.make_set(out, e.span)?
+            }
+            K::ProductionsComp(items, stmts) => {
+                let mut out = Vec::new();
+                self.for_each(stmts, env, &mut |s, env| {
+                    for it in items {
+                        let v = s.eval(it, env)?;
+                        s.productions(&v, it.span, &mut out)?;
+                    }
+                    Ok(())
+                })?;
+                self.make_set(out, e.span)?
+            }
+            K::Prefix(_) => {
+                let (_, free, _) = self
+                    .prog
+                    .prefixes
+                    .get(&e.id)
+                    .ok_or_else(|| self.internal("unknown prefix"))?;
+                Value::Proc(Proc::new(ProcNode::Prefix(PrefixClosure {
+                    expr: e.id,
+                    captured: self.capture(free, env)?,
+                })))
+            }
+            K::Guard(b, p) => {
+                if self.eval_bool(b, env)? {
+                    Value::Proc(self.eval_proc(p, env)?)
+                } else {
+                    Value::Proc(Proc::new(ProcNode::Stop))
+                }
+            }
+            K::Proc(op @ (ProcOp::ExtChoice | ProcOp::IntChoice | ProcOp::Interleave), _, _) => {
+                // Associative: a chain `P1 [] P2 [] ...` is one n-ary node, its operands
+                // collected without recursion (so thousands of branches are fine).
+                let mut operands = Vec::new();
+                let mut todo = vec![e];
+                while let Some(x) = todo.pop() {
+                    match &x.kind {
+                        K::Proc(o, a, b) if o == op => {
+                            todo.push(b);
+                            todo.push(a);
+                        }
+                        _ => operands.push(self.eval_proc(x, env)?),
+                    }
+                }
+                Value::Proc(Proc::new(match op {
+                    ProcOp::ExtChoice => ProcNode::ExtChoice(operands),
+                    ProcOp::IntChoice => ProcNode::IntChoice(operands),
+                    _ => ProcNode::Interleave(operands),
+                }))
+            }
+            K::Proc(ProcOp::Seq, _, _) => {
+                // Associative: a chain `P1 ; P2 ; ...` (read left to right) becomes
+                // `P1 ; (P2 ; (...))`, whose states keep the rest unevaluated (a constant-size
+                // term per state instead of the whole left spine), built without recursion.
+                let mut operands = Vec::new();
+                let mut todo = vec![e];
+                while let Some(x) = todo.pop() {
+                    match &x.kind {
+                        K::Proc(ProcOp::Seq, a, b) => {
+                            todo.push(b);
+                            todo.push(a);
+                        }
+                        _ => operands.push(self.eval_proc(x, env)?),
+                    }
+                }
+                let mut rest = operands.pop().ok_or_else(|| self.internal("empty `;`"))?;
+                while let Some(first) = operands.pop() {
+                    rest = Proc::new(ProcNode::Seq(first, rest));
+                }
+                Value::Proc(rest)
+            }
+            K::Proc(op, a, b) => {
+                let pa = self.eval_proc(a, env)?;
+                let pb = self.eval_proc(b, env)?;
+                Value::Proc(Proc::new(match op {
+                    ProcOp::ExtChoice => ProcNode::ExtChoice(vec![pa, pb]),
+                    ProcOp::IntChoice => ProcNode::IntChoice(vec![pa, pb]),
+                    ProcOp::Interleave => ProcNode::Interleave(vec![pa, pb]),
+                    ProcOp::Seq => ProcNode::Seq(pa, pb),
+                    ProcOp::Interrupt => ProcNode::Interrupt(pa, pb),
+                    ProcOp::Timeout => ProcNode::Timeout(pa, pb),
+                }))
+            }
+            K::Hide(p, a) => {
+                let pp = self.eval_proc(p, env)?;
+                let set = self.event_set(a, env)?;
+                Value::Proc(Proc::new(ProcNode::Hide(pp, set)))
+            }
+            K::Parallel(p, a, q) => {
+                let pp = self.eval_proc(p, env)?;
+                let set = self.event_set(a, env)?;
+                let pq = self.eval_proc(q, env)?;
+                Value::Proc(Proc::new(ProcNode::Parallel(set, vec![pp, pq])))
+            }
+            K::AlphaParallel(p, a, b, q) => {
+                let pp = self.eval_proc(p, env)?;
+                let sa = self.event_set(a, env)?;
+                let sb = self.event_set(b, env)?;
+                let pq = self.eval_proc(q, env)?;
+                Value::Proc(Proc::new(ProcNode::AlphaParallel(vec![(sa, pp), (sb, pq)])))
+            }
+            K::Rename(p, pairs, stmts) => {
+                let pp = self.eval_proc(p, env)?;
+                let rel = self.relation(pairs, stmts, env, e.span)?;
+                Value::Proc(Proc::new(ProcNode::Rename(pp, rel)))
+            }
+            K::Link(p, pairs, stmts, q) => {
+                let pp = self.eval_proc(p, env)?;
+                let rel = self.relation(pairs, stmts, env, e.span)?;
+                for side in 0..2 {
+                    let mut seen: Vec<&Value> = rel
+                        .iter()
+                        .map(|(x, y)| if side == 0 { x } else { y })
+                        .collect();
+                    seen.sort_unstable();
+                    if let Some(w) = seen.windows(2).find(|w| w[0] == w[1]) {
+                        return Err(self.err(
+                            e.span,
+                            ErrorKind::Eval,
+                            format!(
+                                "the link parallel links {} to more than one event",
+                                self.show(w[0])
+                            ),
+                        ));
+                    }
+                }
+                let pq = self.eval_proc(q, env)?;
+                Value::Proc(Proc::new(ProcNode::Link(pp, rel, pq)))
+            }
+            K::Replicated(op, stmts, body) => self.replicated(op, stmts, body, env, e.span)?,
+            _ => return Err(self.internal("eval_complex on a simple expression")),
+        })
+    }
+
+    pub(super) fn replicated(
+        &self,
+        op: &RepOp,
+        stmts: &[Stmt],
+        body: &Expr,
+        env: &mut Env,
+        span: Span,
+    ) -> EResult<Value> {
+        let shared = match op {
+            RepOp::Parallel(a) => Some(self.event_set(a, env)?),
+            _ => None,
+        };
+        let mut procs: Vec<Proc> = Vec::new();
+        let mut alphas: Vec<(EventSet, Proc)> = Vec::new();
+        self.for_each(stmts, env, &mut |s, env| {
+            let p = s.eval_proc(body, env)?;
+            if let RepOp::AlphaParallel(a) = op {
+                alphas.push((s.event_set(a, env)?, p));
+            } else {
+                procs.push(p);
+            }
+            Ok(())
+        })?;
+        let node = match op {
+            RepOp::ExtChoice if procs.is_empty() => ProcNode::Stop,
+            RepOp::ExtChoice => ProcNode::ExtChoice(procs),
+            RepOp::IntChoice if procs.is_empty() => {
+                return Err(self.err(
+                    span,
+                    ErrorKind::Eval,
+                    "replicated internal choice over an empty set",
+                ))
+            }
+            RepOp::IntChoice => ProcNode::IntChoice(procs),
+            RepOp::Interleave if procs.is_empty() => ProcNode::Skip,
+            RepOp::Interleave => ProcNode::Interleave(procs),
+            RepOp::Parallel(_) if procs.is_empty() => ProcNode::Skip,
+            RepOp::Parallel(_) => {
+                ProcNode::Parallel(shared.unwrap_or_else(|| Arc::from(Vec::new())), procs)
+            }
+            RepOp::AlphaParallel(_) if alphas.is_empty() => ProcNode::Skip,
+            RepOp::AlphaParallel(_) => ProcNode::AlphaParallel(alphas),
+            RepOp::Seq => {
+                if let Some(Stmt::Generator(_, src)) = stmts.first() {
+                    if let Value::Set(_) = self.eval(src, &mut env.clone())? {
+                        return Err(self.err(
+                            src.span,
+                            ErrorKind::Type,
+                            "replicated `;` draws from a sequence, not a set",
+                        ));
+                    }
+                }
+                let mut it = procs.into_iter().rev();
+                match it.next() {
+                    None => ProcNode::Skip,
+                    Some(last) => {
+                        let mut acc = last;
+                        for p in it {
+                            acc = Proc::new(ProcNode::Seq(p, acc));
+                        }
+                        return Ok(Value::Proc(acc));
+                    }
+                }
+            }
+        };
+        Ok(Value::Proc(Proc::new(node)))
+    }
+
+    /// Evaluates a set of events (each element must be a complete event).
+    pub(super) fn event_set(&self, e: &Expr, env: &mut Env) -> EResult<EventSet> {
+        let v = self.eval(e, env)?;
+        let Value::Set(items) = &v else {
+            return Err(self.err(
+                e.span,
+                ErrorKind::Type,
+                format!("expected a set of events, found {}", self.show(&v)),
+            ));
+        };
+        for it in items.iter() {
+            if !self.validate_event(it.atoms(), e.span)? {
+                let hint = match it.atoms().first() {
+                    Some(Value::Chan(_)) => {
+                        format!(" (use {{| {} |}} for all its events)", self.show(it))
+                    }
+                    _ => String::new(),
+                };
+                return Err(self.err(
+                    e.span,
+                    ErrorKind::Type,
+                    format!("{} in this set is not an event{hint}", self.show(it)),
+                ));
+            }
+        }
+        Ok(items.clone())
+    }
+}
+
+pub(super) fn flatten_dots<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
+    match &e.kind {
+        ExprKind::Dot(a, b) => {
+            flatten_dots(a, out);
+            flatten_dots(b, out);
+        }
+        _ => out.push(e),
+    }
+}

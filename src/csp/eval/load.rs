@@ -1,0 +1,327 @@
+//! Loading: the program's tables (one cell per definition, channel, datatype and name type),
+//! filled once at load time, and the checks made on them then.
+
+use super::*;
+
+/// Loads the script at `path`: parses it (with its includes), checks it and evaluates its
+/// channel types, datatypes and assertions.
+///
+/// An error in one definition does not fail the load: the assertions whose evaluation reaches
+/// it get it as their [`Assertion::check`], and [`Script::errors`] lists those no assertion
+/// reports. Loading fails only when the files cannot be read, when the parser cannot read the
+/// script, and on internal errors.
+pub fn load_script(path: &Path) -> Result<Script, CspError> {
+    let path = path.to_path_buf();
+    run_on_big_stack(move || {
+        let mut ctx = parser::ParseContext::new();
+        let decls = parser::parse_file_in_context(&mut ctx, &path)?;
+        finish_load(ctx, decls)
+    })
+}
+
+/// Loads a script from text (`name` appears in messages; includes resolve relative to
+/// `base_dir`).
+pub fn load_str(name: &str, text: &str, base_dir: &Path) -> Result<Script, CspError> {
+    let (name, text, base_dir) = (name.to_string(), text.to_string(), base_dir.to_path_buf());
+    run_on_big_stack(move || {
+        let mut ctx = parser::ParseContext::new();
+        let decls = parser::parse_text_in_context(&mut ctx, &base_dir.join(&name), name, text)?;
+        finish_load(ctx, decls)
+    })
+}
+
+pub(super) fn run_on_big_stack<F>(f: F) -> Result<Script, CspError>
+where
+    F: FnOnce() -> Result<Script, CspError> + Send + 'static,
+{
+    let handle = std::thread::Builder::new()
+        .name("weft-csp-load".into())
+        .stack_size(LOAD_STACK_BYTES)
+        .spawn(f)
+        .map_err(|e| {
+            CspError::unpositioned(ErrorKind::Limit, format!("cannot start the loader: {e}"))
+        })?;
+    // A panic in the loader is a bug: pass it on rather than hide it.
+    handle
+        .join()
+        .unwrap_or_else(|payload| std::panic::resume_unwind(payload))
+}
+
+pub(super) fn finish_load(
+    mut ctx: parser::ParseContext,
+    decls: Vec<Decl>,
+) -> Result<Script, CspError> {
+    let prelude = parser::parse_text_in_context(
+        &mut ctx,
+        Path::new("<prelude>"),
+        "<prelude>".into(),
+        PRELUDE.into(),
+    )?;
+    let sources = ctx.sources;
+    let prog = resolve::check(&decls, &prelude).map_err(|e| e.resolve(&sources))?;
+    let mut broken = HashMap::new();
+    for (name, &k) in &prog.broken {
+        broken.insert(name.clone(), prog.errors[k].clone().resolve(&sources));
+    }
+    let user_defs = prog
+        .top
+        .defs
+        .iter()
+        .filter(|d| sources.file(d.span.file).name != "<prelude>")
+        .count();
+    let notes = prog
+        .notes
+        .iter()
+        .map(|(span, message)| Note {
+            location: sources.location(*span),
+            message: message.clone(),
+        })
+        .collect();
+    let mut script = Script {
+        def_values: cells(prog.top.defs.len()),
+        bind_values: cells(prog.top.binds.len()),
+        chan_fields: cells(prog.channels.len()),
+        ctor_fields: cells(prog.ctors.len()),
+        datatype_values: cells(prog.datatypes.len()),
+        nametype_fields: cells(prog.nametypes.len()),
+        chan_events: cells(prog.channels.len()),
+        events: OnceLock::new(),
+        unfolds: DashMap::new(),
+        let_values: DashMap::new(),
+        assertions: Vec::new(),
+        notes,
+        user_defs,
+        broken,
+        broken_chans: vec![false; prog.channels.len()],
+        events_error: None,
+        errors: Vec::new(),
+        endless: DashMap::new(),
+        sources,
+        prog,
+    };
+    set_thread_stack_budget(LOAD_STACK_BYTES - (16 << 20));
+    let _g = StackGuard::enter();
+    script.force_all();
+    Ok(script)
+}
+
+pub(super) fn cells<T>(n: usize) -> Vec<OnceLock<T>> {
+    (0..n).map(|_| OnceLock::new()).collect()
+}
+
+pub(super) fn collapse_ws(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+impl Script {
+    /// Evaluates the channel types, datatypes, name types, closed prefixes and assertions.
+    /// An error breaks the definition it is in (every use of it then reports the error) and
+    /// stops only the assertions that reach it.
+    pub(super) fn force_all(&mut self) {
+        let mut load_errors: Vec<CspError> = Vec::new();
+        for c in 0..self.prog.channels.len() {
+            if let Err(e) = self.chan_fields(c as u32) {
+                let name = self.prog.channels[c].name.clone();
+                if self.events_error.is_none() {
+                    let mut events_error = e.clone();
+                    events_error.message = format!(
+                        "`Events` includes the events of channel `{name}`, whose type has an \
+                         error: {}",
+                        e.message
+                    );
+                    self.events_error = Some(events_error);
+                }
+                self.broken_chans[c] = true;
+                self.broken.entry(name).or_insert_with(|| e.clone());
+                load_errors.push(e);
+            }
+        }
+        if self.broken_chans.contains(&true) {
+            // The event table may have been computed (and failed) inside a broken channel's
+            // type: compute it again without the broken channels.
+            self.events = OnceLock::new();
+        }
+        if let Some(e) = &self.events_error {
+            self.broken.insert(Name::from("Events"), e.clone());
+        }
+        for k in 0..self.prog.ctors.len() {
+            if let Err(e) = self.ctor_fields(k as u32) {
+                let ctor = &self.prog.ctors[k];
+                let dt = self.prog.datatypes[ctor.datatype as usize].name.clone();
+                for n in [ctor.name.clone(), dt] {
+                    self.broken.entry(n).or_insert_with(|| e.clone());
+                }
+                load_errors.push(e);
+            }
+        }
+        for d in 0..self.prog.datatypes.len() {
+            // infinite datatypes (with `Int` fields) are fine until enumerated
+            match self.datatype_value(d as u32) {
+                Err(e)
+                    if matches!(e.kind, ErrorKind::Limit)
+                        || (e.kind == ErrorKind::Unsupported && e.message.contains("infinite")) => {
+                }
+                Err(e) => {
+                    let dt = &self.prog.datatypes[d];
+                    let names: Vec<Name> = std::iter::once(dt.name.clone())
+                        .chain(
+                            dt.ctors
+                                .iter()
+                                .map(|&k| self.prog.ctors[k as usize].name.clone()),
+                        )
+                        .collect();
+                    for n in names {
+                        self.broken.entry(n).or_insert_with(|| e.clone());
+                    }
+                    load_errors.push(e);
+                }
+                Ok(_) => {}
+            }
+        }
+        for t in 0..self.prog.nametypes.len() {
+            if let Err(e) = self.nametype_fields(t as u32) {
+                let name = self.prog.nametypes[t].name.clone();
+                self.broken.entry(name).or_insert_with(|| e.clone());
+                load_errors.push(e);
+            }
+        }
+        let mut closed = self.prog.closed_prefixes.clone();
+        closed.sort_unstable_by_key(|(id, _)| *id);
+        for (id, owner) in closed {
+            if let Err(e) = self.check_closed_prefix(id) {
+                for n in owner.iter() {
+                    self.broken.entry(n.clone()).or_insert_with(|| e.clone());
+                }
+                load_errors.push(e);
+            }
+        }
+        // A definition that refers to a broken name is broken with the same error (even
+        // where evaluation would not reach it, as FDR rejects such a script).
+        loop {
+            let mut changed = false;
+            for (names, refs) in &self.prog.decl_refs {
+                if names.iter().all(|n| self.broken.contains_key(n)) {
+                    continue;
+                }
+                if let Some(e) = refs.iter().find_map(|r| self.broken.get(r)) {
+                    let e = e.clone();
+                    for n in names.iter() {
+                        self.broken.entry(n.clone()).or_insert_with(|| e.clone());
+                    }
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        let mut assertions = Vec::new();
+        for entry in &self.prog.assertions {
+            let broken_ref = entry.refs.iter().find_map(|r| self.broken.get(r));
+            let check = match (&entry.error, &entry.decl) {
+                (Some(e), _) => Err(e.clone().resolve(&self.sources)),
+                (None, Some(_)) if broken_ref.is_some() => Err(broken_ref
+                    .cloned()
+                    .unwrap_or_else(|| self.internal("a broken name"))),
+                (None, Some(a)) => self
+                    .assertion_check(a)
+                    .map_err(|e| self.at_if_unpositioned(e, entry.span)),
+                (None, None) => Err(self.internal("an assertion without a body")),
+            };
+            let full = self.sources.text(entry.span);
+            let text = collapse_ws(full.trim_start().strip_prefix("assert").unwrap_or(full));
+            let negated = match &entry.decl {
+                Some(a) => a.negated,
+                None => text.starts_with("not "),
+            };
+            assertions.push(Assertion {
+                negated,
+                check,
+                location: self.sources.location(entry.span),
+                text,
+            });
+        }
+        // The errors no assertion reports, in source order, each once.
+        let mut errors: Vec<CspError> = self
+            .prog
+            .errors
+            .iter()
+            .map(|e| e.clone().resolve(&self.sources))
+            .chain(load_errors)
+            .collect();
+        errors.sort_by(|a, b| {
+            let key = |e: &CspError| e.location.as_ref().map(|l| (l.line, l.column));
+            key(a).cmp(&key(b))
+        });
+        let mut seen: Vec<&CspError> = assertions
+            .iter()
+            .filter_map(|a| a.check.as_ref().err())
+            .collect();
+        let mut kept = Vec::new();
+        for e in &errors {
+            if !seen.contains(&e) {
+                seen.push(e);
+                kept.push(e.clone());
+            }
+        }
+        self.errors = kept;
+        self.assertions = assertions;
+    }
+
+    /// Evaluates every top-level constant and pattern binding of the script (loading
+    /// evaluates them only when used, as FDR does); returns the first error.
+    pub fn evaluate_all_definitions(&self) -> Result<(), CspError> {
+        let _g = StackGuard::enter();
+        for i in 0..self.prog.top.defs.len() {
+            if !matches!(self.prog.top.defs[i].kind, DefKind::Function { .. }) {
+                self.def_value(i as u32, self.prog.top.defs[i].span)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks the event and leading outputs of a prefix with no free variables.
+    pub(super) fn check_closed_prefix(&self, id: u32) -> EResult<()> {
+        let Some((pre, _, _)) = self.prog.prefixes.get(&id).cloned() else {
+            return Ok(());
+        };
+        let mut env = Env::new();
+        let ev = self.eval(&pre.event, &mut env)?;
+        let Some(Value::Chan(c)) = ev.atoms().first().cloned() else {
+            return Err(self.err(
+                pre.event.span,
+                ErrorKind::Type,
+                format!("`->` needs an event, found {}", self.show(&ev)),
+            ));
+        };
+        let mut atoms = ev.atoms().to_vec();
+        let mut span = pre.event.span;
+        self.check_partial_event(&atoms, span)?;
+        for f in &pre.fields {
+            match f {
+                Field::Output(e) => {
+                    let v = self.eval(e, &mut env)?;
+                    atoms.extend_from_slice(v.atoms());
+                    span = e.span;
+                    self.check_partial_event(&atoms, span)?;
+                }
+                Field::Input(..) => return Ok(()),
+            }
+        }
+        if !self.validate_event(&atoms, span)? {
+            let fields = self.chan_fields(c)?;
+            return Err(self.err(
+                span,
+                ErrorKind::Arity,
+                format!(
+                    "{} is not a complete event: channel `{}` has {} field{}",
+                    self.show(&Value::from_atoms(&atoms)),
+                    self.prog.channels[c as usize].name,
+                    fields.len(),
+                    if fields.len() == 1 { "" } else { "s" }
+                ),
+            ));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,235 @@
+//! Evaluation, the third stage of the CSPm front end: loaded scripts, their tables,
+//! expression evaluation to values and process terms.
+//!
+//! [`load_script`] parses, checks and loads a script. Loading evaluates every top-level
+//! constant, channel type, datatype and assertion, and checks the outputs of every prefix
+//! with no free variables against its channel's type, so most errors appear at load time
+//! with their position. Process expressions evaluate to [`Proc`] terms: named processes stay
+//! as [`Call`]s and prefixes as closures, unfolded on demand by [`Script::unfold`] and
+//! [`Script::prefix_transitions`].
+//!
+//! The files of this module are the concerns of evaluation, each an `impl Script` block:
+//! `load` fills the program's tables, `expr` evaluates expressions, `names` and
+//! `apply` look up definitions and apply functions, `patterns` matches values,
+//! `types` and `dotted` know channel and datatype fields and the event table, `prefix`
+//! enumerates the events of prefixes, `builtins` holds the built-in functions, `print`
+//! prints values, `guards` bounds stack and depth, and `assertions` evaluates assertions.
+
+use std::cell::{Cell, RefCell};
+use std::collections::{BTreeSet, HashMap};
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
+
+use dashmap::DashMap;
+
+use crate::csp::error::{CspError, ErrorKind};
+use crate::csp::resolve::{self, DefGroup, DefKind, GlobalKind, Program};
+use crate::csp::syntax::ast::*;
+use crate::csp::syntax::parser;
+use crate::csp::syntax::source::{Location, SourceMap, Span};
+use value::*;
+
+mod api;
+mod apply;
+mod assertions;
+mod builtins;
+mod diagnostics;
+mod dotted;
+mod expr;
+mod guards;
+mod load;
+mod names;
+mod operators;
+mod patterns;
+mod prefix;
+mod print;
+mod types;
+pub mod value;
+
+use apply::func;
+use expr::flatten_dots;
+pub use guards::set_thread_stack_budget;
+use guards::{evaluating, self_reference, stack_exhausted, Frame, StackGuard};
+use load::collapse_ws;
+pub use load::{load_script, load_str};
+
+/// Deepest nesting of function and process calls the evaluator follows.
+pub const MAX_EVAL_DEPTH: u32 = 1_000_000;
+
+/// Stack the evaluator may use on a thread that did not call [`set_thread_stack_budget`]
+/// (safe on the 2 MiB stacks of spawned threads).
+pub const DEFAULT_STACK_BUDGET: usize = 1 << 20;
+
+/// Largest set or sequence the evaluator builds.
+pub const MAX_COLLECTION: usize = 10_000_000;
+
+/// Stack size of the thread [`load_script`] evaluates on.
+pub const LOAD_STACK_BYTES: usize = 256 << 20;
+
+/// Definitions every script has unless it defines the name itself.
+const PRELUDE: &str = "\
+RUN(A) = [] x:A @ x -> RUN(A)
+CHAOS(A) = STOP |~| ([] x:A @ x -> CHAOS(A))
+";
+
+type Env = Vec<(Name, Binding)>;
+
+/// Sorted atom lists of the events of one channel.
+type AtomTable = Arc<[Arc<[Value]>]>;
+
+/// Clauses of a definition: parameter groups and body.
+type Clauses<'a> = Vec<(Vec<Vec<Pattern>>, &'a Expr)>;
+
+type EResult<T> = Result<T, CspError>;
+
+/// The type of one field of a channel or constructor.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FieldSet {
+    /// A finite set of values.
+    Finite(Arc<[Value]>),
+    /// All integers.
+    Ints,
+    /// The values of a datatype (by index), which may be infinite.
+    DataType(u32),
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum EventStatus {
+    Complete,
+    Partial,
+    Invalid,
+}
+
+/// All events of a script's channels, numbered.
+#[derive(Debug)]
+pub struct EventTable {
+    /// The events, channel by channel in declaration order, each channel's in value order.
+    pub events: Vec<Value>,
+    /// Their printed names (`c.1.true`).
+    pub names: Vec<String>,
+    index: HashMap<Value, u32>,
+}
+
+impl EventTable {
+    /// The number of an event.
+    pub fn id(&self, event: &Value) -> Option<u32> {
+        self.index.get(event).copied()
+    }
+}
+
+/// What an assertion checks, with its processes evaluated.
+#[derive(Clone, Debug)]
+pub enum AssertionCheck {
+    /// `spec [M= imp`
+    Refinement {
+        /// Specification.
+        spec: Proc,
+        /// Model.
+        model: Model,
+        /// Implementation.
+        imp: Proc,
+    },
+    /// `P :[deadlock free [M]]`
+    DeadlockFree {
+        /// The process.
+        process: Proc,
+        /// Model (F or FD).
+        model: Model,
+    },
+    /// `P :[divergence free]`
+    DivergenceFree {
+        /// The process.
+        process: Proc,
+    },
+    /// `P :[deterministic [M]]`
+    Deterministic {
+        /// The process.
+        process: Proc,
+        /// Model (F or FD).
+        model: Model,
+    },
+    /// `P :[has trace [M]]: <e1, e2>`
+    HasTrace {
+        /// The process.
+        process: Proc,
+        /// Model.
+        model: Model,
+        /// The trace's events.
+        trace: Vec<Value>,
+    },
+}
+
+impl AssertionCheck {
+    /// The processes the assertion is about (specification first for refinements).
+    pub fn processes(&self) -> Vec<&Proc> {
+        match self {
+            AssertionCheck::Refinement { spec, imp, .. } => vec![spec, imp],
+            AssertionCheck::DeadlockFree { process, .. }
+            | AssertionCheck::DivergenceFree { process }
+            | AssertionCheck::Deterministic { process, .. }
+            | AssertionCheck::HasTrace { process, .. } => vec![process],
+        }
+    }
+}
+
+/// An assertion of the script.
+#[derive(Clone, Debug)]
+pub struct Assertion {
+    /// `assert not ...`
+    pub negated: bool,
+    /// What to check, or why it cannot be checked (an error in a definition it uses, or in
+    /// the assertion itself), positioned.
+    pub check: Result<AssertionCheck, CspError>,
+    /// Where the `assert` is (its line is `location.line`).
+    pub location: Location,
+    /// The assertion as written (white space collapsed), without the keyword `assert`.
+    pub text: String,
+}
+
+/// A message for the user that is not an error.
+#[derive(Clone, Debug)]
+pub struct Note {
+    /// Where it applies.
+    pub location: Location,
+    /// What it says.
+    pub message: String,
+}
+
+/// A loaded CSPm script.
+pub struct Script {
+    sources: SourceMap,
+    prog: Program,
+    def_values: Vec<OnceLock<EResult<Value>>>,
+    bind_values: Vec<OnceLock<EResult<Value>>>,
+    chan_fields: Vec<OnceLock<EResult<Arc<[FieldSet]>>>>,
+    ctor_fields: Vec<OnceLock<EResult<Arc<[FieldSet]>>>>,
+    datatype_values: Vec<OnceLock<EResult<Value>>>,
+    nametype_fields: Vec<OnceLock<EResult<Arc<[FieldSet]>>>>,
+    chan_events: Vec<OnceLock<EResult<AtomTable>>>,
+    events: OnceLock<EResult<EventTable>>,
+    unfolds: DashMap<Call, Proc>,
+    let_values: DashMap<(Arc<LetRef>, u32), Value>,
+    assertions: Vec<Assertion>,
+    notes: Vec<Note>,
+    user_defs: usize,
+    /// Names whose definition has an error, with it: every use reports it.
+    broken: HashMap<Name, CspError>,
+    /// Channels whose type has an error (their events are left out of `Events`).
+    broken_chans: Vec<bool>,
+    /// Why `Events` cannot be used (a channel's type has an error).
+    events_error: Option<CspError>,
+    /// Errors of definitions that no assertion reports.
+    errors: Vec<CspError>,
+    /// Calls whose value is the call itself (`P = P`), with where they were used.
+    endless: DashMap<Call, Span>,
+}
+
+impl std::fmt::Debug for Script {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Script")
+            .field("channels", &self.prog.channels.len())
+            .field("definitions", &self.prog.top.defs.len())
+            .field("assertions", &self.assertions.len())
+            .finish()
+    }
+}

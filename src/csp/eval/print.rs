@@ -1,0 +1,201 @@
+//! Printing of values and process terms as CSPm text.
+
+use super::*;
+
+impl Script {
+    pub(super) fn write_value(&self, s: &mut String, v: &Value) {
+        use std::fmt::Write;
+        match v {
+            Value::Int(i) => {
+                let _ = write!(s, "{i}");
+            }
+            Value::Bool(b) => s.push_str(if *b { "true" } else { "false" }),
+            Value::Tuple(items) => {
+                s.push('(');
+                self.write_list(s, items);
+                s.push(')');
+            }
+            Value::Set(items) => {
+                s.push('{');
+                self.write_list(s, items);
+                s.push('}');
+            }
+            Value::Seq(items) => {
+                s.push('<');
+                self.write_list(s, items);
+                s.push('>');
+            }
+            Value::Chan(c) => s.push_str(
+                self.prog
+                    .channels
+                    .get(*c as usize)
+                    .map_or("?", |d| &*d.name),
+            ),
+            Value::Ctor(k) => {
+                s.push_str(self.prog.ctors.get(*k as usize).map_or("?", |d| &*d.name))
+            }
+            Value::Dot(atoms) => {
+                for (i, a) in atoms.iter().enumerate() {
+                    if i > 0 {
+                        s.push('.');
+                    }
+                    let nested = matches!(a, Value::Dot(_));
+                    if nested {
+                        s.push('(');
+                    }
+                    self.write_value(s, a);
+                    if nested {
+                        s.push(')');
+                    }
+                }
+            }
+            Value::IntSet => s.push_str("Int"),
+            Value::Func(f) => {
+                s.push_str(&self.target_name(&f.target));
+                for g in &f.applied {
+                    s.push('(');
+                    self.write_list(s, g);
+                    s.push(')');
+                }
+            }
+            Value::Proc(p) => self.write_proc(s, p, 0),
+        }
+    }
+
+    pub(super) fn write_list(&self, s: &mut String, items: &[Value]) {
+        for (i, v) in items.iter().enumerate() {
+            if i > 0 {
+                s.push_str(", ");
+            }
+            self.write_value(s, v);
+        }
+    }
+
+    pub(super) fn write_set(&self, s: &mut String, set: &[Value]) {
+        s.push('{');
+        self.write_list(s, set);
+        s.push('}');
+    }
+
+    pub(super) fn write_proc(&self, s: &mut String, p: &Proc, depth: usize) {
+        if depth > 50 {
+            s.push('…');
+            return;
+        }
+        let sub = |s: &mut String, q: &Proc| {
+            let simple = matches!(
+                q.node(),
+                ProcNode::Stop | ProcNode::Skip | ProcNode::Call(_)
+            );
+            if !simple {
+                s.push('(');
+            }
+            self.write_proc(s, q, depth + 1);
+            if !simple {
+                s.push(')');
+            }
+        };
+        let join = |s: &mut String, ps: &[Proc], op: &str| {
+            for (i, q) in ps.iter().enumerate() {
+                if i > 0 {
+                    s.push_str(op);
+                }
+                sub(s, q);
+            }
+        };
+        match p.node() {
+            ProcNode::Stop => s.push_str("STOP"),
+            ProcNode::Skip => s.push_str("SKIP"),
+            ProcNode::Call(c) => {
+                s.push_str(&self.target_name(&c.target));
+                if !c.args.is_empty() {
+                    s.push('(');
+                    self.write_list(s, &c.args);
+                    s.push(')');
+                }
+            }
+            ProcNode::Prefix(pc) => {
+                let text = self
+                    .prog
+                    .prefixes
+                    .get(&pc.expr)
+                    .map(|(_, _, span)| collapse_ws(self.sources.text(*span)))
+                    .unwrap_or_default();
+                s.push_str(&text);
+                let free = self.prog.prefixes.get(&pc.expr).map(|p| p.1.clone());
+                if let Some(free) = free {
+                    let vals: Vec<String> = free
+                        .iter()
+                        .zip(pc.captured.iter())
+                        .filter_map(|(n, b)| match b {
+                            Binding::Value(v) => Some(format!("{n}={}", self.show(v))),
+                            Binding::Let(_) => None,
+                        })
+                        .collect();
+                    if !vals.is_empty() {
+                        s.push_str(" with ");
+                        s.push_str(&vals.join(", "));
+                    }
+                }
+            }
+            ProcNode::ExtChoice(ps) => join(s, ps, " [] "),
+            ProcNode::IntChoice(ps) => join(s, ps, " |~| "),
+            ProcNode::Interleave(ps) => join(s, ps, " ||| "),
+            ProcNode::Parallel(a, ps) => {
+                let mut op = String::from(" [| ");
+                self.write_set(&mut op, a);
+                op.push_str(" |] ");
+                join(s, ps, &op);
+            }
+            ProcNode::AlphaParallel(parts) => {
+                s.push_str("|| ");
+                for (i, (a, q)) in parts.iter().enumerate() {
+                    if i > 0 {
+                        s.push_str(", ");
+                    }
+                    s.push('[');
+                    self.write_set(s, a);
+                    s.push_str("] ");
+                    sub(s, q);
+                }
+            }
+            ProcNode::Seq(a, b) => {
+                sub(s, a);
+                s.push_str(" ; ");
+                sub(s, b);
+            }
+            ProcNode::Hide(a, set) => {
+                sub(s, a);
+                s.push_str(" \\ ");
+                self.write_set(s, set);
+            }
+            ProcNode::Rename(a, rel) | ProcNode::Link(a, rel, _) => {
+                let link = matches!(p.node(), ProcNode::Link(..));
+                sub(s, a);
+                s.push_str(if link { " [" } else { " [[" });
+                for (i, (x, y)) in rel.iter().enumerate() {
+                    if i > 0 {
+                        s.push_str(", ");
+                    }
+                    self.write_value(s, x);
+                    s.push_str(if link { " <-> " } else { " <- " });
+                    self.write_value(s, y);
+                }
+                s.push_str(if link { "] " } else { "]]" });
+                if let ProcNode::Link(_, _, b) = p.node() {
+                    sub(s, b);
+                }
+            }
+            ProcNode::Interrupt(a, b) => {
+                sub(s, a);
+                s.push_str(" /\\ ");
+                sub(s, b);
+            }
+            ProcNode::Timeout(a, b) => {
+                sub(s, a);
+                s.push_str(" [> ");
+                sub(s, b);
+            }
+        }
+    }
+}

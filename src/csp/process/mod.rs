@@ -1,0 +1,10 @@
+//! Processes, the last stage of the CSPm front end: process values encoded as terms, event
+//! labels, the firing rules of the operators, leaves and their layout in a state, networks of
+//! parallel components, and the system the engines explore.
+
+pub mod labels;
+pub(crate) mod layout;
+pub(crate) mod network;
+pub(crate) mod semantics;
+pub(crate) mod system;
+pub(crate) mod terms;

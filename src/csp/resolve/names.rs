@@ -1,0 +1,213 @@
+//! Names: the built-in names, the names outside weft's subset, lookup of a name in scope and
+//! among the globals, and the suggestion of a near name for an unknown one.
+
+use super::*;
+
+/// The compression functions weft accepts (as the identity) when declared `transparent`.
+/// (`normalise` is FDR2's name for `normal`.)
+pub const COMPRESSIONS: [&str; 6] = [
+    "normal",
+    "normalise",
+    "sbisim",
+    "wbisim",
+    "diamond",
+    "explicate",
+];
+
+/// FDR built-ins that weft does not support, with the reason given to users.
+const UNSUPPORTED_BUILTINS: &[(&str, &str)] = &[
+    ("Seq", "the infinite type `Seq(...)`"),
+    ("Proc", "the type `Proc`"),
+    ("Char", "the type `Char`"),
+    ("Event", "the type name `Event`"),
+    ("error", "the built-in `error`"),
+    ("show", "the built-in `show`"),
+    ("prioritise", "the built-in `prioritise`"),
+    ("prioritisepo", "the built-in `prioritisepo`"),
+    ("chase", "the built-in `chase`"),
+    ("chase_nocache", "the built-in `chase_nocache`"),
+    ("mapFromList", "maps"),
+    ("mapLookup", "maps"),
+    ("mapMember", "maps"),
+    ("mapToList", "maps"),
+    ("mapUpdate", "maps"),
+    ("mapUpdateMultiple", "maps"),
+    ("mapDelete", "maps"),
+    ("emptyMap", "maps"),
+    ("Map", "maps"),
+    ("WAIT", "timed CSP (`WAIT`)"),
+    ("tock", "timed CSP (`tock`)"),
+    ("timed_priority", "timed CSP (`timed_priority`)"),
+    ("loop", "the built-in `loop`"),
+    ("relational_image", "the built-in `relational_image`"),
+    (
+        "relational_inverse_image",
+        "the built-in `relational_inverse_image`",
+    ),
+    ("transpose", "the built-in `transpose`"),
+    ("mtransclose", "the built-in `mtransclose`"),
+    ("DIV", "the built-in process `DIV`"),
+    ("BUFFER", "the built-in process `BUFFER`"),
+    ("WEAK_BUFFER", "the built-in process `WEAK_BUFFER`"),
+    ("TSTOP", "timed CSP (`TSTOP`)"),
+    ("TSKIP", "timed CSP (`TSKIP`)"),
+];
+
+pub(super) fn builtin_global(name: &str) -> Option<GlobalKind> {
+    if let Some(b) = Builtin::ALL.iter().find(|b| b.name() == name) {
+        return Some(GlobalKind::Builtin(*b));
+    }
+    Some(match name {
+        "STOP" => GlobalKind::Stop,
+        "SKIP" => GlobalKind::Skip,
+        "Int" => GlobalKind::Int,
+        "Bool" => GlobalKind::Bool,
+        "Events" => GlobalKind::Events,
+        "True" => GlobalKind::True,
+        "False" => GlobalKind::False,
+        _ => return None,
+    })
+}
+
+/// A local name in scope, with the arity of its first argument group if it is a `let`
+/// function.
+#[derive(Clone)]
+pub(super) struct Local {
+    pub(super) name: Name,
+    pub(super) arity: Option<usize>,
+}
+
+/// The candidate nearest to `name` in edit distance (insertions, deletions, substitutions
+/// and transpositions of adjacent characters, ignoring case), if it is close: at most one
+/// edit for names of three or four characters, two up to eight, three beyond; a name that
+/// differs only in case always qualifies. Ties go to the candidate with fewer edits when case
+/// counts, then to the first in alphabetical order.
+pub(crate) fn nearest<'a>(
+    name: &str,
+    candidates: impl Iterator<Item = &'a str>,
+) -> Option<&'a str> {
+    let len = name.chars().count();
+    let limit = match len {
+        0..=2 => 0,
+        3..=4 => 1,
+        5..=8 => 2,
+        _ => 3,
+    };
+    let lower = name.to_lowercase();
+    let mut best: Option<((usize, usize, &str), &str)> = None;
+    for c in candidates {
+        if c == name {
+            continue;
+        }
+        let d = edit_distance(&lower, &c.to_lowercase());
+        if d > limit {
+            continue;
+        }
+        let key = (d, edit_distance(name, c), c);
+        if best.as_ref().is_none_or(|(k, _)| key < *k) {
+            best = Some((key, c));
+        }
+    }
+    best.map(|(_, c)| c)
+}
+
+/// Optimal string alignment distance between `a` and `b` (by characters).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    // rows i-2, i-1 and i of the table
+    let mut prev2 = vec![0; b.len() + 1];
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    let mut cur = vec![0; b.len() + 1];
+    for i in 1..=a.len() {
+        cur[0] = i;
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            cur[j] = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                cur[j] = cur[j].min(prev2[j - 2] + 1);
+            }
+        }
+        std::mem::swap(&mut prev2, &mut prev);
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    prev[b.len()]
+}
+
+impl Resolver<'_> {
+    /// True if `name` used as a pattern is a constant (a channel or constructor) rather than
+    /// a variable.
+    pub(super) fn is_constant_name(&self, name: &Name) -> bool {
+        !self.scope.iter().any(|l| &l.name == name)
+            && matches!(
+                self.prog.globals.get(name),
+                Some(
+                    GlobalKind::Chan(_)
+                        | GlobalKind::Ctor(_)
+                        | GlobalKind::True
+                        | GlobalKind::False
+                )
+            )
+    }
+
+    pub(super) fn lookup_local(&self, name: &str) -> Option<&Local> {
+        self.scope.iter().rev().find(|l| &*l.name == name)
+    }
+
+    pub(super) fn resolve_name(&mut self, name: &Name, span: Span) -> CResult<Free> {
+        if self.lookup_local(name).is_some() {
+            return Ok(BTreeSet::from([name.clone()]));
+        }
+        if self.prog.globals.contains_key(name) || self.prog.broken.contains_key(name) {
+            self.refs.insert(name.clone());
+            return Ok(BTreeSet::new());
+        }
+        if let Some(g) = builtin_global(name) {
+            self.refs.insert(name.clone());
+            self.prog.globals.insert(name.clone(), g);
+            return Ok(BTreeSet::new());
+        }
+        if COMPRESSIONS.contains(&&**name) {
+            return Err(RawError::new(
+                span,
+                ErrorKind::UnknownName,
+                format!("`{name}` must be declared first: `transparent {name}`"),
+            ));
+        }
+        if let Some((_, what)) = UNSUPPORTED_BUILTINS.iter().find(|(n, _)| *n == &**name) {
+            return Err(RawError::new(
+                span,
+                ErrorKind::Unsupported,
+                format!("{what} is outside weft's CSPm subset"),
+            ));
+        }
+        let suggestion = match self.nearest_name(name) {
+            Some(n) => format!("; did you mean `{n}`?"),
+            None => String::new(),
+        };
+        Err(RawError::new(
+            span,
+            ErrorKind::UnknownName,
+            format!("unknown name `{name}`{suggestion}"),
+        ))
+    }
+
+    /// The defined name nearest to the unknown `name`, if one is close enough to be a
+    /// likely misspelling (see [`nearest`]).
+    pub(super) fn nearest_name(&self, name: &str) -> Option<Name> {
+        let locals = self.scope.iter().map(|l| &*l.name);
+        let globals = self.prog.globals.keys().map(|n| &**n);
+        let broken = self.prog.broken.keys().map(|n| &**n);
+        let builtins = Builtin::ALL.iter().map(|b| b.name());
+        let fixed = [
+            "STOP", "SKIP", "Int", "Bool", "Events", "True", "False", "true", "false",
+        ];
+        let candidates = locals
+            .chain(globals)
+            .chain(broken)
+            .chain(builtins)
+            .chain(fixed)
+            .chain(COMPRESSIONS);
+        nearest(name, candidates).map(Name::from)
+    }
+}
