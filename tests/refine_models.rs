@@ -404,6 +404,157 @@ proptest! {
     }
 }
 
+/// A raw LTS: states `0..n` (initial 0), `(from, label index into LABELS, to)`; ✓ goes to
+/// Ω = `n`, whatever the target says.
+type Raw = (u32, Vec<(u32, usize, u32)>);
+
+fn build((n, ts): &Raw) -> Lts {
+    let triples: Vec<(u32, &str, u32)> = ts
+        .iter()
+        .map(|&(s, l, t)| (s, LABELS[l], if LABELS[l] == TICK { *n } else { t }))
+        .collect();
+    lts(0, n + 1, &triples)
+}
+
+/// A random LTS of *choice* states (two or three taus) and *ready* states (stable, offering a
+/// random subset of a, b, c, each to a random state, and sometimes ✓ instead): the shape in
+/// which the models differ.
+fn arb_choices(max_states: u32) -> impl Strategy<Value = Raw> {
+    (2..=max_states)
+        .prop_flat_map(|n| {
+            let state = (
+                any::<bool>(),
+                prop::collection::vec(0..n, 2..=3),
+                0..8usize,
+                prop::collection::vec(0..n, 3),
+                0..4u32,
+            );
+            (Just(n), prop::collection::vec(state, n as usize))
+        })
+        .prop_map(|(n, states)| {
+            let mut ts = Vec::new();
+            for (s, (choice, branches, offered, targets, tick)) in states.into_iter().enumerate() {
+                let s = s as u32;
+                if choice {
+                    ts.extend(branches.into_iter().map(|b| (s, 0, b)));
+                } else if offered == 0 && tick == 0 {
+                    ts.push((s, 5, 0));
+                } else {
+                    for e in 0..3 {
+                        if offered & (1 << e) != 0 {
+                            ts.push((s, e + 1, targets[e]));
+                        }
+                    }
+                }
+            }
+            (n, ts)
+        })
+}
+
+/// `spec` changed where the models tell processes apart: two ready branches `r1`, `r2` of a
+/// choice state (picked by `pick`) either swap their targets for an event both offer (the
+/// same traces and acceptances after each trace, so often the same revivals, but other
+/// refusal traces), or the choice gets a new branch offering `r1`'s events and one of `r2`'s
+/// (often the same failures, but a new revival). Unchanged when no such branches exist.
+fn targeted_mutation(spec: &Raw, swap: bool, pick: (usize, usize)) -> Raw {
+    let (n, ts) = spec;
+    let is_ready = |s: u32| !ts.iter().any(|&(x, l, _)| x == s && l == 0);
+    let offers = |s: u32| -> Vec<(usize, u32)> {
+        ts.iter()
+            .filter(|&&(x, l, _)| x == s && l != 0)
+            .map(|&(_, l, t)| (l, t))
+            .collect()
+    };
+    let mut branch_pairs = Vec::new();
+    for c in 0..*n {
+        let ready: Vec<u32> = ts
+            .iter()
+            .filter(|&&(x, l, t)| x == c && l == 0 && is_ready(t))
+            .map(|&(_, _, t)| t)
+            .collect();
+        for &r1 in &ready {
+            for &r2 in &ready {
+                if r1 != r2 {
+                    branch_pairs.push((c, r1, r2));
+                }
+            }
+        }
+    }
+    let mut out = spec.clone();
+    if branch_pairs.is_empty() {
+        return out;
+    }
+    let (c, r1, r2) = branch_pairs[pick.0 % branch_pairs.len()];
+    let (o1, o2) = (offers(r1), offers(r2));
+    if swap {
+        let shared: Vec<(usize, u32, u32)> = o1
+            .iter()
+            .filter_map(|&(l, t1)| o2.iter().find(|q| q.0 == l).map(|&(_, t2)| (l, t1, t2)))
+            .collect();
+        if shared.is_empty() {
+            return out;
+        }
+        let (e, t1, t2) = shared[pick.1 % shared.len()];
+        for tr in out.1.iter_mut() {
+            if tr.1 == e && tr.0 == r1 {
+                tr.2 = t2;
+            } else if tr.1 == e && tr.0 == r2 {
+                tr.2 = t1;
+            }
+        }
+    } else {
+        let extra: Vec<(usize, u32)> = o2
+            .into_iter()
+            .filter(|q| !o1.iter().any(|p| p.0 == q.0))
+            .collect();
+        if extra.is_empty() {
+            return out;
+        }
+        let new = out.0;
+        out.0 += 1;
+        out.1.extend(o1.iter().map(|&(l, t)| (new, l, t)));
+        let (l, t) = extra[pick.1 % extra.len()];
+        out.1.push((new, l, t));
+        out.1.push((c, 0, new));
+    }
+    out
+}
+
+/// Pairs (specification, its targeted mutation) from a fixed seed: weft agrees with the
+/// definitions in every model on each, and among them are pairs that the failures model
+/// cannot tell apart and the revivals model can, and pairs that the revivals model cannot
+/// tell apart and the refusal-testing model can.
+#[test]
+fn close_pairs_agree_with_the_definitions() {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::TestRunner;
+    let mut runner = TestRunner::deterministic();
+    let pairs = (arb_choices(6), any::<bool>(), any::<(usize, usize)>());
+    let (mut f_not_v, mut v_not_r, mut failing) = (0, 0, 0);
+    for case in 0..1500 {
+        let (spec, swap, pick) = pairs.new_tree(&mut runner).expect("a case").current();
+        let implementation = targeted_mutation(&spec, swap, pick);
+        let (s, i) = (build(&spec), build(&implementation));
+        let mut verdicts = Vec::new();
+        for model in Model::ALL {
+            let expected = oracle::refines(&s, &i, model);
+            let got = verdict(&s, &i, model);
+            assert_eq!(
+                got, expected,
+                "case {case}, {model:?}:\n  spec {spec:?}\n  impl {implementation:?}"
+            );
+            verdicts.push(got);
+        }
+        let v = |m: Model| verdicts[Model::ALL.iter().position(|&x| x == m).expect("a model")];
+        hierarchy(&v, oracle::divergence_free(&s)).expect("the hierarchy");
+        f_not_v += usize::from(v(Model::Failures) && !v(Model::Revivals));
+        v_not_r += usize::from(v(Model::Revivals) && !v(Model::RefusalTesting));
+        failing += usize::from(!v(Model::RefusalTestingDivergences));
+    }
+    eprintln!("close pairs: {failing} fail in RD, {f_not_v} F but not V, {v_not_r} V but not R");
+    assert!(f_not_v >= 5 && v_not_r >= 3, "too few pairs that tell the models apart");
+}
+
 fn counterexample(spec: &Lts, impl_: &Lts, model: Model) -> weft::refine::Counterexample {
     check_at_thread_counts(spec, impl_, model)
         .counterexample
