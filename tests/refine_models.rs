@@ -12,12 +12,18 @@
 //! - CSPm processes checked on the fly through `weft refines`: the same JSON at 1, 2 and 4
 //!   threads.
 
+#[path = "refine_determinism/json.rs"]
+mod json;
 mod refine_common;
+#[allow(dead_code)]
+#[path = "refine_determinism/rng.rs"]
+mod rng;
 
 use std::collections::{BTreeSet, HashSet, VecDeque};
 
 use proptest::prelude::*;
 use weft::lts::Lts;
+use weft::refine::replay::replay;
 use weft::refine::{check, CheckOptions, CheckResult, Model, Search, Violation};
 
 use refine_common::{lts, run};
@@ -122,7 +128,12 @@ mod oracle {
         /// The states reached from `set` by `event`: from every state, or, with a refusal
         /// `Some(x)` observed first, from the states refusing `x` (a stable one by `event`, a
         /// ✓-capable one by ✓ only).
-        pub fn step(&self, set: &BTreeSet<u32>, x: Option<&BTreeSet<&str>>, event: &str) -> BTreeSet<u32> {
+        pub fn step(
+            &self,
+            set: &BTreeSet<u32>,
+            x: Option<&BTreeSet<&str>>,
+            event: &str,
+        ) -> BTreeSet<u32> {
             let mut direct = BTreeSet::new();
             for &s in set {
                 let allowed = match x {
@@ -149,7 +160,11 @@ mod oracle {
         }
 
         /// The refusals of `set`, each a set of events of `sigma`.
-        pub fn refusals<'s>(&self, set: &BTreeSet<u32>, sigma: &[&'s str]) -> HashSet<BTreeSet<&'s str>> {
+        pub fn refusals<'s>(
+            &self,
+            set: &BTreeSet<u32>,
+            sigma: &[&'s str],
+        ) -> HashSet<BTreeSet<&'s str>> {
             subsets(sigma)
                 .into_iter()
                 .filter(|x| set.iter().any(|&s| self.refuses(s, x)))
@@ -169,7 +184,9 @@ mod oracle {
                         continue;
                     }
                     let shows = set.iter().any(|&s| {
-                        self.stable(s) && self.offers(s).is_disjoint(&x) && self.offers(s).contains(a)
+                        self.stable(s)
+                            && self.offers(s).is_disjoint(&x)
+                            && self.offers(s).contains(a)
                     });
                     if shows {
                         out.insert((x.clone(), a));
@@ -180,7 +197,8 @@ mod oracle {
         }
 
         pub fn deadlocked(&self, set: &BTreeSet<u32>) -> bool {
-            set.iter().any(|&s| self.stable(s) && self.offers(s).is_empty())
+            set.iter()
+                .any(|&s| self.stable(s) && self.offers(s).is_empty())
         }
     }
 
@@ -205,7 +223,9 @@ mod oracle {
         let (sp, im) = (System::new(spec), System::new(impl_));
         let divergences = matches!(
             model,
-            Model::FailuresDivergences | Model::RevivalsDivergences | Model::RefusalTestingDivergences
+            Model::FailuresDivergences
+                | Model::RevivalsDivergences
+                | Model::RefusalTestingDivergences
         );
         let refusal_testing = matches!(
             model,
@@ -552,7 +572,129 @@ fn close_pairs_agree_with_the_definitions() {
         failing += usize::from(!v(Model::RefusalTestingDivergences));
     }
     eprintln!("close pairs: {failing} fail in RD, {f_not_v} F but not V, {v_not_r} V but not R");
-    assert!(f_not_v >= 5 && v_not_r >= 3, "too few pairs that tell the models apart");
+    assert!(
+        f_not_v >= 5 && v_not_r >= 3,
+        "too few pairs that tell the models apart"
+    );
+}
+
+/// A permissive specification with two modes over a, b, c: in each, a tau to a stable state
+/// offering one of {a}, {b}, {a, b}, {b, c}, {a, b, c}; every event leads back to mode X,
+/// except a from X's {a, b} state and c from Y's {b, c} state, which lead to mode Y. Refusal
+/// testing then follows smaller sets than the revivals model does.
+fn two_mode_spec() -> Lts {
+    const OFFERS: [&[&str]; 5] = [&["a"], &["b"], &["a", "b"], &["b", "c"], &["a", "b", "c"]];
+    let mut ts: Vec<(u32, &str, u32)> = Vec::new();
+    let mut next = 2;
+    for (mode, to_y) in [(0, ("a", 2usize)), (1, ("c", 3usize))] {
+        for (k, offered) in OFFERS.iter().enumerate() {
+            let ready = next;
+            next += 1;
+            ts.push((mode, "tau", ready));
+            for &e in offered.iter() {
+                let target = if (e, k) == to_y { 1 } else { 0 };
+                ts.push((ready, e, target));
+            }
+        }
+    }
+    lts(0, next, &ts)
+}
+
+/// A wide layered implementation: `levels` levels of `width` states, each unstable (a tau and
+/// up to two events onward) or stable with an acceptance the specification allows; from level
+/// 6 on, rarely, a stable state offering {c}, {a, c} or nothing, or a tau self-loop. The last
+/// level leads back to the first.
+fn wide_impl(rng: &mut rng::Rng, levels: u32, width: u32) -> Lts {
+    const GOOD: [&[&str]; 4] = [&["a"], &["b"], &["a", "b"], &["a", "b", "c"]];
+    const BAD: [&[&str]; 3] = [&["c"], &["a", "c"], &[]];
+    const EVENTS: [&str; 3] = ["a", "b", "c"];
+    let mut ts: Vec<(u32, &str, u32)> = Vec::new();
+    for level in 0..levels {
+        let next_level = (level + 1) % levels;
+        for k in 0..width {
+            let s = level * width + k;
+            let onward = |rng: &mut rng::Rng| next_level * width + rng.below(width as usize) as u32;
+            if level >= 6 && rng.below(1000) < 2 {
+                if rng.chance(25) {
+                    ts.push((s, "tau", s));
+                    continue;
+                }
+                let offered = BAD[rng.below(BAD.len())];
+                for &e in offered {
+                    ts.push((s, e, onward(rng)));
+                }
+                continue;
+            }
+            if rng.chance(40) {
+                ts.push((s, "tau", onward(rng)));
+                for _ in 0..rng.below(3) {
+                    let e = EVENTS[rng.below(3)];
+                    ts.push((s, e, onward(rng)));
+                }
+            } else {
+                let offered = GOOD[rng.below(GOOD.len())];
+                for &e in offered {
+                    ts.push((s, e, onward(rng)));
+                }
+            }
+        }
+    }
+    lts(0, levels * width, &ts)
+}
+
+/// Wide breadth-first levels (hundreds of pairs, shared by the workers): the same result at
+/// 1, 2 and 4 threads in the revivals and refusal-testing models, and the verdict of the
+/// depth-first and classical searches.
+#[test]
+fn wide_pairs_give_one_answer_at_every_thread_count() {
+    let spec = two_mode_spec();
+    let mut rng = rng::Rng::new(0x5EED_0013);
+    let (mut failing, mut deepest, mut widest) = (0, 0, 0);
+    for case in 0..12 {
+        let implementation = wide_impl(&mut rng, 12, 300);
+        for model in [
+            Model::Failures,
+            Model::Revivals,
+            Model::RevivalsDivergences,
+            Model::RefusalTesting,
+            Model::RefusalTestingDivergences,
+        ] {
+            let result = check_at_thread_counts(&spec, &implementation, model);
+            widest = widest.max(result.stats.max_working);
+            for (search, exact) in [(Search::Dfs, false), (Search::Bfs, true)] {
+                let other = run(&spec, &implementation, model, search, exact);
+                assert_eq!(
+                    other.holds(),
+                    result.holds(),
+                    "case {case}, {model:?}, {search:?}"
+                );
+                if let (true, Some(a), Some(b)) =
+                    (exact, &result.counterexample, &other.counterexample)
+                {
+                    assert_eq!(
+                        a.steps, b.steps,
+                        "case {case}, {model:?}: not a shortest one"
+                    );
+                }
+            }
+            if let Some(cex) = &result.counterexample {
+                failing += 1;
+                deepest = deepest.max(cex.steps);
+            }
+        }
+    }
+    eprintln!(
+        "wide pairs: {failing} failing checks, the deepest at step {deepest}, the widest level \
+         {widest} pairs"
+    );
+    assert!(
+        failing > 0 && deepest >= 5,
+        "the violations are too few or too shallow"
+    );
+    assert!(
+        widest >= 200,
+        "no level wide enough to be shared by the workers"
+    );
 }
 
 fn counterexample(spec: &Lts, impl_: &Lts, model: Model) -> weft::refine::Counterexample {
@@ -577,7 +719,13 @@ fn failures_and_revivals_differ() {
     let q = lts(
         0,
         4,
-        &[(0, "tau", 1), (0, "tau", 2), (1, "a", 3), (1, "b", 3), (2, "c", 3)],
+        &[
+            (0, "tau", 1),
+            (0, "tau", 2),
+            (1, "a", 3),
+            (1, "b", 3),
+            (2, "c", 3),
+        ],
     );
     let p = lts(
         0,
@@ -602,7 +750,12 @@ fn failures_and_revivals_differ() {
                 | Model::RefusalTestingDivergences
         );
         assert_eq!(verdict(&q, &p, model), !fails, "Q [{}= P", model.letters());
-        assert_eq!(oracle::refines(&q, &p, model), !fails, "oracle: Q [{}= P", model.letters());
+        assert_eq!(
+            oracle::refines(&q, &p, model),
+            !fails,
+            "oracle: Q [{}= P",
+            model.letters()
+        );
         assert!(verdict(&p, &q, model), "P [{}= Q", model.letters());
     }
     let cex = counterexample(&q, &p, Model::Revivals);
@@ -634,12 +787,26 @@ fn revivals_and_refusal_testing_differ() {
     let s = lts(
         0,
         6,
-        &[(0, "tau", 1), (0, "tau", 2), (1, "a", 3), (1, "b", 3), (2, "a", 4), (4, "c", 5)],
+        &[
+            (0, "tau", 1),
+            (0, "tau", 2),
+            (1, "a", 3),
+            (1, "b", 3),
+            (2, "a", 4),
+            (4, "c", 5),
+        ],
     );
     let i = lts(
         0,
         6,
-        &[(0, "tau", 1), (0, "tau", 2), (1, "a", 4), (1, "b", 3), (2, "a", 3), (4, "c", 5)],
+        &[
+            (0, "tau", 1),
+            (0, "tau", 2),
+            (1, "a", 4),
+            (1, "b", 3),
+            (2, "a", 3),
+            (4, "c", 5),
+        ],
     );
     for model in Model::ALL {
         let fails = matches!(
@@ -648,7 +815,11 @@ fn revivals_and_refusal_testing_differ() {
         );
         for (spec, imp, what) in [(&s, &i, "S [X= I"), (&i, &s, "I [X= S")] {
             assert_eq!(verdict(spec, imp, model), !fails, "{what} in {model:?}");
-            assert_eq!(oracle::refines(spec, imp, model), !fails, "oracle: {what} in {model:?}");
+            assert_eq!(
+                oracle::refines(spec, imp, model),
+                !fails,
+                "oracle: {what} in {model:?}"
+            );
         }
     }
     // I refuses everything but a, does a, then refuses c.
@@ -694,14 +865,23 @@ fn termination_is_a_signal() {
         let traces = model == Model::Traces;
         let cases: [(&Lts, &Lts, bool, &str); 5] = [
             (&choice, &skip, true, "a -> STOP [] SKIP [X= SKIP"),
-            (&choice, &internal, traces, "a -> STOP [] SKIP [X= a -> STOP |~| SKIP"),
+            (
+                &choice,
+                &internal,
+                traces,
+                "a -> STOP [] SKIP [X= a -> STOP |~| SKIP",
+            ),
             (&skip, &choice, false, "SKIP [X= a -> STOP [] SKIP"),
             (&skip, &stop, traces, "SKIP [X= STOP"),
             (&stop, &skip, false, "STOP [X= SKIP"),
         ];
         for (spec, imp, holds, what) in cases {
             assert_eq!(verdict(spec, imp, model), holds, "{what} in {model:?}");
-            assert_eq!(oracle::refines(spec, imp, model), holds, "oracle: {what} in {model:?}");
+            assert_eq!(
+                oracle::refines(spec, imp, model),
+                holds,
+                "oracle: {what} in {model:?}"
+            );
         }
     }
     // The refusal of ✓ is what the specification cannot match.
@@ -735,7 +915,10 @@ fn divergence_models() {
     }
     for model in [Model::Revivals, Model::RefusalTesting] {
         assert!(!verdict(&div, &b_then_c, model), "DIV has no trace <b>");
-        assert!(verdict(&a_stop, &a_div, model), "divergence is not observed");
+        assert!(
+            verdict(&a_stop, &a_div, model),
+            "divergence is not observed"
+        );
     }
 }
 
@@ -746,10 +929,192 @@ fn model_names() {
     for model in Model::ALL {
         assert_eq!(Model::from_name(model.letters()), Some(model));
         assert_eq!(Model::from_name(model.name()), Some(model));
-        assert_eq!(Model::from_name(&model.letters().to_lowercase()), Some(model));
+        assert_eq!(
+            Model::from_name(&model.letters().to_lowercase()),
+            Some(model)
+        );
     }
-    assert_eq!(Model::from_name("Refusal Testing"), Some(Model::RefusalTesting));
-    assert_eq!(Model::from_name("revivals_divergences"), Some(Model::RevivalsDivergences));
+    assert_eq!(
+        Model::from_name("Refusal Testing"),
+        Some(Model::RefusalTesting)
+    );
+    assert_eq!(
+        Model::from_name("revivals_divergences"),
+        Some(Model::RevivalsDivergences)
+    );
     assert_eq!(Model::from_name("VX"), None);
     assert_eq!(Model::from_name(""), None);
+}
+
+/// CSPm processes checked on the fly by `weft refines`: the same JSON at 1, 2 and 4 threads,
+/// with the verdicts of the pairs above.
+#[test]
+fn csp_processes_on_the_fly() {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("refine_models");
+    std::fs::create_dir_all(&dir).expect("scratch folder");
+    let script = dir.join("models.csp");
+    std::fs::write(
+        &script,
+        "channel a, b, c\n\
+         Q = (a -> STOP [] b -> STOP) |~| c -> STOP\n\
+         P = Q |~| (a -> STOP [] c -> STOP)\n\
+         S = (a -> STOP [] b -> STOP) |~| a -> c -> STOP\n\
+         I = (a -> c -> STOP [] b -> STOP) |~| a -> STOP\n\
+         CHOICE = a -> STOP [] SKIP\n\
+         INTERNAL = a -> STOP |~| SKIP\n\
+         TERMINATE = SKIP\n",
+    )
+    .expect("write the script");
+    let at = |p: &str| format!("{}:{p}", script.display());
+    let cases: [(&str, &str, &str, bool); 9] = [
+        ("Q", "P", "F", true),
+        ("Q", "P", "V", false),
+        ("Q", "P", "revivals-divergences", false),
+        ("S", "I", "VD", true),
+        ("S", "I", "R", false),
+        ("I", "S", "RD", false),
+        ("CHOICE", "TERMINATE", "R", true),
+        ("CHOICE", "INTERNAL", "V", false),
+        ("CHOICE", "INTERNAL", "T", true),
+    ];
+    for (spec, imp, model, holds) in cases {
+        let (spec, imp) = (at(spec), at(imp));
+        let runs =
+            json::run_at_thread_counts(&["refines", &spec, &imp, "--model", model], &THREADS, &dir);
+        let (code, value) = runs.assert_identical(&dir);
+        assert_eq!(
+            code,
+            if holds { 0 } else { 1 },
+            "{spec} [{model}= {imp}: {value}"
+        );
+        assert_eq!(value["holds"].as_bool(), Some(holds), "{value}");
+    }
+}
+
+/// The replay rejects revival and refusal-testing counterexamples that do not witness
+/// non-refinement, so a wrong verdict cannot be printed.
+#[test]
+fn replay_rejects_altered_counterexamples() {
+    // The pairs of `revivals_and_refusal_testing_differ` and `failures_and_revivals_differ`.
+    let s = lts(
+        0,
+        6,
+        &[
+            (0, "tau", 1),
+            (0, "tau", 2),
+            (1, "a", 3),
+            (1, "b", 3),
+            (2, "a", 4),
+            (4, "c", 5),
+        ],
+    );
+    let i = lts(
+        0,
+        6,
+        &[
+            (0, "tau", 1),
+            (0, "tau", 2),
+            (1, "a", 4),
+            (1, "b", 3),
+            (2, "a", 3),
+            (4, "c", 5),
+        ],
+    );
+    let cex = counterexample(&s, &i, Model::RefusalTesting);
+    assert!(replay(&s, &i, Model::RefusalTesting, &cex).is_ok());
+    let altered = |f: &dyn Fn(&mut weft::refine::Counterexample)| {
+        let mut c = cex.clone();
+        f(&mut c);
+        c
+    };
+    for (what, c, model) in [
+        // Without the refusal before a, the specification can refuse c after a.
+        (
+            "no refusal observed",
+            altered(&|c| c.acceptances = vec![None]),
+            Model::RefusalTesting,
+        ),
+        // The implementation's state before a does not offer exactly {a, b}.
+        (
+            "another acceptance",
+            altered(&|c| c.acceptances = vec![Some(names(&["a", "b"]))]),
+            Model::RefusalTesting,
+        ),
+        (
+            "one observation missing",
+            altered(&|c| c.acceptances = vec![]),
+            Model::RefusalTesting,
+        ),
+        (
+            "refusals in the revivals model",
+            cex.clone(),
+            Model::Revivals,
+        ),
+    ] {
+        assert!(replay(&s, &i, model, &c).is_err(), "{what}: {c:?}");
+    }
+
+    let q = lts(
+        0,
+        4,
+        &[
+            (0, "tau", 1),
+            (0, "tau", 2),
+            (1, "a", 3),
+            (1, "b", 3),
+            (2, "c", 3),
+        ],
+    );
+    let p = lts(
+        0,
+        5,
+        &[
+            (0, "tau", 1),
+            (0, "tau", 2),
+            (0, "tau", 4),
+            (1, "a", 3),
+            (1, "b", 3),
+            (2, "c", 3),
+            (4, "a", 3),
+            (4, "c", 3),
+        ],
+    );
+    let cex = counterexample(&q, &p, Model::Revivals);
+    assert!(replay(&q, &p, Model::Revivals, &cex).is_ok());
+    let revival = |accepted: &[&str], event: &str, impl_state: u32| weft::refine::Counterexample {
+        impl_state,
+        violation: Violation::Revival {
+            accepted: names(accepted),
+            event: event.into(),
+            refused: names(&["b"]),
+            spec_acceptances: vec![names(&["a", "b"])],
+        },
+        ..cex.clone()
+    };
+    for (what, c, model) in [
+        (
+            "not the state's acceptance",
+            revival(&["a"], "a", 4),
+            Model::Revivals,
+        ),
+        // Q's {c} state refuses what {a, c} refuses and then does c.
+        (
+            "a revival the spec has",
+            revival(&["a", "c"], "c", 4),
+            Model::Revivals,
+        ),
+        // State 1 ({a, b}) is no violation: Q has it.
+        (
+            "the spec's own state",
+            revival(&["a", "b"], "a", 1),
+            Model::Revivals,
+        ),
+        (
+            "a revival in the failures model",
+            cex.clone(),
+            Model::Failures,
+        ),
+    ] {
+        assert!(replay(&q, &p, model, &c).is_err(), "{what}: {c:?}");
+    }
 }

@@ -27,7 +27,12 @@ pub struct RefinesArgs {
     #[arg(name = "IMPL")]
     implementation: String,
     /// The semantic model (FDR's letters are accepted too: T, F, FD, V, VD, R, RD).
-    #[arg(long, value_enum, ignore_case = true, default_value = "failures-divergences")]
+    #[arg(
+        long,
+        value_enum,
+        ignore_case = true,
+        default_value = "failures-divergences"
+    )]
     model: ModelArg,
     /// The search order (breadth-first gives shortest counterexamples).
     #[arg(long, value_enum, default_value = "bfs")]
@@ -285,10 +290,18 @@ pub(super) fn explain_violation(out: &mut String, cex: &Counterexample) {
                 "  then the implementation refuses {} in a stable state",
                 braces(refused)
             );
+            if refused.iter().any(|e| e == weft::refine::properties::TICK) {
+                let _ = writeln!(
+                    out,
+                    "  the specification can terminate after the trace, so it can refuse every \
+                     event but ✓"
+                );
+            }
             if spec_acceptances.is_empty() {
                 let _ = writeln!(
                     out,
-                    "  the specification has no stable state after the trace, so it refuses nothing"
+                    "  the specification has no stable state after the trace, so it refuses nothing \
+                     in a stable state"
                 );
             } else {
                 let sets: Vec<String> = spec_acceptances.iter().map(|a| braces(a)).collect();

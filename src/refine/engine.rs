@@ -286,9 +286,7 @@ impl Engine<'_> {
             .0
             .iter()
             .map(|&l| self.imp.events[l as usize])
-            .find(|&e| {
-                covered.binary_search(&e).is_err() && self.nf.successor(set, e) != EMPTY_SET
-            })
+            .find(|&e| covered.binary_search(&e).is_err() && self.nf.successor(set, e) != EMPTY_SET)
             .map(|event| Found::Revival { node, event })
     }
 

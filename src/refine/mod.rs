@@ -131,9 +131,9 @@ impl Model {
                 c => c.to_ascii_lowercase(),
             })
             .collect();
-        Model::ALL.into_iter().find(|m| {
-            m.name() == wanted || m.letters().eq_ignore_ascii_case(&wanted)
-        })
+        Model::ALL
+            .into_iter()
+            .find(|m| m.name() == wanted || m.letters().eq_ignore_ascii_case(&wanted))
     }
 
     /// Whether divergence is observed (and is chaos): `FD`, `VD`, `RD`.

@@ -246,9 +246,7 @@ fn check_violation(
         } => {
             let accepted: BTreeSet<String> = accepted.iter().cloned().collect();
             if !end.stable || end.accepts != accepted {
-                return Err(format!(
-                    "{name} is not stable with acceptance {accepted:?}"
-                ));
+                return Err(format!("{name} is not stable with acceptance {accepted:?}"));
             }
             if !accepted.contains(event) {
                 return Err(format!("{name} cannot perform {event}"));
