@@ -460,9 +460,9 @@ fn arb_choices(max_states: u32) -> impl Strategy<Value = Raw> {
                 } else if offered == 0 && tick == 0 {
                     ts.push((s, 5, 0));
                 } else {
-                    for e in 0..3 {
+                    for (e, &target) in targets.iter().enumerate() {
                         if offered & (1 << e) != 0 {
-                            ts.push((s, e + 1, targets[e]));
+                            ts.push((s, e + 1, target));
                         }
                     }
                 }
