@@ -1,5 +1,5 @@
-//! Antichain refinement checking: trace, stable-failures and failures-divergences refinement of
-//! an implementation [`Lts`] against a specification [`Lts`].
+//! Antichain refinement checking: trace, stable-failures, failures-divergences, revivals and
+//! refusal-testing refinement of an implementation against a specification [`Lts`].
 //!
 //! The algorithms are Algorithms 4, 5 and 6 of the thesis (seed 004, ch. 2; Algorithm 2 of seed
 //! 000 for the failures models). The specification is normalised on the fly: a normal-form
@@ -8,6 +8,12 @@
 //! product of that normal form with the implementation is explored breadth-first (default: the
 //! counterexample is a shortest one, counted in product steps, taus included) or depth-first,
 //! pruning every pair that is covered by the antichain, keyed by implementation state.
+//!
+//! FDR's revivals and refusal-testing models (`[V=`, `[VD=`, `[R=`, `[RD=`) run on the same
+//! product with the per-pair tests of module `revivals`; in refusal testing a normal-form node
+//! is any tau-closed set of specification states (after a stable implementation state, the
+//! specification continues only from its states that can refuse as much), not one per trace.
+//! ✓ is a signal in every model (see [`Model`]).
 //!
 //! A pair enters the antichain when it is discovered, and its witness conditions are tested at
 //! that moment. The algorithms test them when the pair is popped; since every discovered pair is
