@@ -933,6 +933,7 @@ fn model_names() {
             Model::from_name(&model.letters().to_lowercase()),
             Some(model)
         );
+        assert_eq!(serde_json::to_value(model).expect("JSON"), model.name());
     }
     assert_eq!(
         Model::from_name("Refusal Testing"),
