@@ -139,6 +139,7 @@ mod oracle {
                     let div_ok = !i_div || s_div;
                     div_ok && fail(&im, &i, i_div).is_subset(&fail(&sp, &s, s_div))
                 }
+                other => unimplemented!("{other:?}: see tests/refine_models.rs"),
             };
             if !ok {
                 return false;

@@ -54,6 +54,7 @@ fn replay_accepts_real_and_rejects_altered_counterexamples() {
             refused: vec!["b".into()],
             spec_acceptances: vec![vec!["b".into()]],
         },
+        acceptances: vec![],
     };
     assert!(replay(&spec, &impl_, Model::Failures, &refusal).is_ok());
     assert!(replay(&spec, &impl_, Model::Traces, &refusal).is_err());
@@ -102,6 +103,7 @@ fn replay_of_divergences_respects_spec_divergence() {
         impl_state: 1,
         steps: 1,
         violation: Violation::Divergence,
+        acceptances: vec![],
     };
     assert!(replay(&spec, &impl_, Model::FailuresDivergences, &cex).is_ok());
     assert!(replay(&spec_div, &impl_, Model::FailuresDivergences, &cex).is_err());

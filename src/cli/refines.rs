@@ -26,8 +26,13 @@ pub struct RefinesArgs {
     /// The implementation (an `.aut` or `.aut.gz` file, or `FILE.csp:PROCESS`).
     #[arg(name = "IMPL")]
     implementation: String,
-    /// The semantic model.
-    #[arg(long, value_enum, default_value = "failures-divergences")]
+    /// The semantic model (FDR's letters are accepted too: T, F, FD, V, VD, R, RD).
+    #[arg(
+        long,
+        value_enum,
+        ignore_case = true,
+        default_value = "failures-divergences"
+    )]
     model: ModelArg,
     /// The search order (breadth-first gives shortest counterexamples).
     #[arg(long, value_enum, default_value = "bfs")]
@@ -50,9 +55,27 @@ pub struct RefinesArgs {
 
 #[derive(Clone, Copy, ValueEnum)]
 enum ModelArg {
+    /// Traces (`[T=`).
+    #[value(alias = "T")]
     Traces,
+    /// Stable failures (`[F=`).
+    #[value(alias = "F")]
     Failures,
+    /// Failures-divergences (`[FD=`).
+    #[value(alias = "FD")]
     FailuresDivergences,
+    /// Stable revivals (`[V=`).
+    #[value(alias = "V")]
+    Revivals,
+    /// Revivals-divergences (`[VD=`).
+    #[value(alias = "VD")]
+    RevivalsDivergences,
+    /// Refusal testing (`[R=`).
+    #[value(alias = "R")]
+    RefusalTesting,
+    /// Refusal-testing-divergences (`[RD=`).
+    #[value(alias = "RD")]
+    RefusalTestingDivergences,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -116,6 +139,10 @@ pub fn run(args: RefinesArgs) -> Result<i32> {
             ModelArg::Traces => Model::Traces,
             ModelArg::Failures => Model::Failures,
             ModelArg::FailuresDivergences => Model::FailuresDivergences,
+            ModelArg::Revivals => Model::Revivals,
+            ModelArg::RevivalsDivergences => Model::RevivalsDivergences,
+            ModelArg::RefusalTesting => Model::RefusalTesting,
+            ModelArg::RefusalTestingDivergences => Model::RefusalTestingDivergences,
         },
         search: match args.search {
             SearchArg::Bfs => Search::Bfs,
@@ -250,6 +277,21 @@ pub(super) fn angle(trace: &[String]) -> String {
 /// implementation's state in their own terms (a number, a process).
 pub(super) fn explain_violation(out: &mut String, cex: &Counterexample) {
     let _ = writeln!(out, "  trace: {}", angle(&cex.trace));
+    if cex.acceptances.iter().any(Option::is_some) {
+        let _ = writeln!(out, "  refusals observed along the trace:");
+        for (i, (event, acceptance)) in cex.trace.iter().zip(&cex.acceptances).enumerate() {
+            let _ = match acceptance {
+                Some(accepted) => writeln!(
+                    out,
+                    "    before {event} (event {}): stable, offering only {}, refusing every \
+                     other event",
+                    i + 1,
+                    braces(accepted)
+                ),
+                None => writeln!(out, "    before {event} (event {}): unstable", i + 1),
+            };
+        }
+    }
     match &cex.violation {
         Violation::Trace { event } => {
             let _ = writeln!(
@@ -266,10 +308,18 @@ pub(super) fn explain_violation(out: &mut String, cex: &Counterexample) {
                 "  then the implementation refuses {} in a stable state",
                 braces_abbreviated(refused)
             );
+            if refused.iter().any(|e| e == weft::refine::properties::TICK) {
+                let _ = writeln!(
+                    out,
+                    "  the specification can terminate after the trace, so it can refuse every \
+                     event but ✓"
+                );
+            }
             if spec_acceptances.is_empty() {
                 let _ = writeln!(
                     out,
-                    "  the specification has no stable state after the trace, so it refuses nothing"
+                    "  the specification has no stable state after the trace, so it refuses nothing \
+                     in a stable state"
                 );
             } else {
                 let mut sets: Vec<String> = spec_acceptances
@@ -293,6 +343,35 @@ pub(super) fn explain_violation(out: &mut String, cex: &Counterexample) {
                 out,
                 "  then the implementation diverges; the specification does not"
             );
+        }
+        Violation::Revival {
+            accepted,
+            event,
+            refused,
+            spec_acceptances,
+        } => {
+            let _ = writeln!(
+                out,
+                "  then the implementation, stable and offering only {}, refuses every other \
+                 event and performs {event}; the specification cannot (no stable state of it \
+                 there refuses that much and can perform {event})",
+                braces(accepted)
+            );
+            if spec_acceptances.is_empty() {
+                let _ = writeln!(
+                    out,
+                    "  no stable state of the specification can perform {event} there"
+                );
+            } else {
+                let sets: Vec<String> = spec_acceptances.iter().map(|a| braces(a)).collect();
+                let _ = writeln!(
+                    out,
+                    "  its stable states that can perform {event} there accept {}: each also \
+                     accepts an event of {}, which the implementation refuses",
+                    sets.join(", "),
+                    braces(refused)
+                );
+            }
         }
     }
 }

@@ -1,10 +1,13 @@
 //! The search: Algorithms 4, 5 and 6 of the thesis over the product of the specification's
-//! normal form and the implementation, with parent pointers for counterexamples.
+//! normal form and the implementation, with parent pointers for counterexamples; in the
+//! revivals and refusal-testing models, with the tests and successors of [`super::revivals`].
 
 use std::collections::{HashMap, VecDeque};
 
 use super::antichain::Discovered;
 use super::normal::{NormalForm, EMPTY_SET};
+use super::properties::TICK;
+use super::revivals::{admissible_members, admissible_union, revival_evidence, StableGroup};
 use super::{CheckOptions, CheckStats, Counterexample, Model, RefineError, Search, Violation};
 use crate::explore::StopSignal;
 use crate::lts::Lts;
@@ -33,6 +36,9 @@ enum Found {
     Refusal { node: u32 },
     /// The pair `node` has a divergent implementation state and a non-divergent spec set.
     Divergence { node: u32 },
+    /// The pair `node` is a stable implementation state that performs `event` after refusing
+    /// what it does not offer; the spec set cannot.
+    Revival { node: u32, event: u32 },
 }
 
 /// The common event alphabet: visible labels of both systems matched by name.
@@ -40,6 +46,8 @@ struct Alphabet {
     names: Vec<String>,
     spec_events: Vec<u32>,
     impl_events: Vec<u32>,
+    /// The event named ✓, if either system has it.
+    tick: Option<u32>,
 }
 
 impl Alphabet {
@@ -64,6 +72,7 @@ impl Alphabet {
         let spec_events = map(spec);
         let impl_events = map(impl_);
         Alphabet {
+            tick: names.iter().position(|n| n == TICK).map(|e| e as u32),
             names,
             spec_events,
             impl_events,
@@ -76,18 +85,21 @@ impl Alphabet {
 struct ImplSide<'a> {
     lts: &'a Lts,
     events: Vec<u32>,
+    /// The event of ✓, if it has one: a state that can perform it is not stable.
+    tick: Option<u32>,
     enabled_at: Vec<usize>,
     enabled_len: Vec<u32>,
     enabled_events: Vec<u32>,
 }
 
 impl<'a> ImplSide<'a> {
-    fn new(lts: &'a Lts, events: Vec<u32>) -> ImplSide<'a> {
+    fn new(lts: &'a Lts, events: Vec<u32>, tick: Option<u32>) -> ImplSide<'a> {
         // States at or above `covered` have no transitions and are never reached.
         let n = lts.covered() as usize;
         ImplSide {
             lts,
             events,
+            tick,
             enabled_at: vec![NOT_COMPUTED; n],
             enabled_len: vec![0; n],
             enabled_events: Vec::new(),
@@ -121,6 +133,19 @@ impl<'a> ImplSide<'a> {
     }
 }
 
+impl ImplSide<'_> {
+    /// Whether `state` can perform neither tau nor ✓.
+    fn is_stable(&mut self, state: u32) -> bool {
+        if !self.lts.is_stable(state) {
+            return false;
+        }
+        match self.tick {
+            Some(tick) => self.enabled(state).binary_search(&tick).is_err(),
+            None => true,
+        }
+    }
+}
+
 struct Engine<'a> {
     model: Model,
     search: Search,
@@ -135,6 +160,9 @@ struct Engine<'a> {
     /// implementation state's transitions.
     dense_successor: Vec<u32>,
     scattered: u32,
+    /// The stable members of each spec set grouped by acceptance, once computed (revivals and
+    /// refusal testing).
+    groups: Vec<Option<Box<[StableGroup]>>>,
     stop: &'a StopSignal,
 }
 
@@ -194,6 +222,22 @@ impl Engine<'_> {
                     return Ok(Some(Found::Refusal { node }));
                 }
             }
+            Model::Revivals
+            | Model::RevivalsDivergences
+            | Model::RefusalTesting
+            | Model::RefusalTestingDivergences => {
+                if self.model.has_divergences() {
+                    if self.nf.is_divergent(set) {
+                        return Ok(None);
+                    }
+                    if self.imp.lts.is_divergent(state) {
+                        return Ok(Some(Found::Divergence { node }));
+                    }
+                }
+                if let Some(found) = self.revival_test(node, set, state) {
+                    return Ok(Some(found));
+                }
+            }
         }
         self.working.push_back(node);
         let len = self.working.len() as u64;
@@ -206,11 +250,59 @@ impl Engine<'_> {
     /// `stable(state) ∧ refusals(state) ⊈ refusals([[set]])`.
     #[inline]
     fn refuses_too_much(&mut self, set: u32, state: u32) -> bool {
-        if !self.imp.lts.is_stable(state) {
+        if !self.imp.is_stable(state) {
             return false;
         }
         let enabled = self.imp.enabled(state);
         !self.nf.can_refuse_all_but(set, enabled)
+    }
+
+    /// The stable members of `set` grouped by acceptance.
+    fn groups(&mut self, set: u32) -> &[StableGroup] {
+        let i = set as usize;
+        if self.groups.len() <= i {
+            self.groups.resize_with(i + 1, || None);
+        }
+        if self.groups[i].is_none() {
+            self.groups[i] = Some(self.nf.stable_groups(set).into());
+        }
+        self.groups[i].as_deref().expect("just computed")
+    }
+
+    /// The revival test of pair `node` (`set`, `state`): at a stable implementation state, a
+    /// refusal the spec set cannot make, or an event (one the set can perform) it cannot
+    /// perform after making it; the first such event in the state's transition order.
+    fn revival_test(&mut self, node: u32, set: u32, state: u32) -> Option<Found> {
+        if !self.imp.is_stable(state) {
+            return None;
+        }
+        let enabled = self.imp.enabled(state).to_vec();
+        let Some(covered) = admissible_union(self.groups(set), &enabled) else {
+            return Some(Found::Refusal { node });
+        };
+        self.nf.ensure_successors(set);
+        let lts: &Lts = self.imp.lts;
+        lts.outgoing(state)
+            .0
+            .iter()
+            .map(|&l| self.imp.events[l as usize])
+            .find(|&e| covered.binary_search(&e).is_err() && self.nf.successor(set, e) != EMPTY_SET)
+            .map(|event| Found::Revival { node, event })
+    }
+
+    /// The spec set a refusal-testing step leaves from at pair (`set`, `state`): the members
+    /// of `set` that can refuse what `state` refuses when it is stable, else `set`.
+    fn leaving_set(&mut self, set: u32, state: u32) -> u32 {
+        if !self.model.observes_refusal_traces() || !self.imp.is_stable(state) {
+            return set;
+        }
+        let enabled = self.imp.enabled(state).to_vec();
+        let members = admissible_members(self.groups(set), &enabled);
+        if members.len() == self.nf.len(set) {
+            set
+        } else {
+            self.nf.intern_states(&members)
+        }
     }
 
     fn search(&mut self) -> Result<Option<Found>, RefineError> {
@@ -235,6 +327,8 @@ impl Engine<'_> {
                 }
             }
             let Node { set, state, .. } = self.nodes[node as usize];
+            let tau_set = set;
+            let set = self.leaving_set(set, state);
             self.nf.ensure_successors(set);
             let (labels, targets) = impl_lts.outgoing(state);
             let dense = self.nf.successors(set).len() <= 4 * labels.len();
@@ -244,7 +338,7 @@ impl Engine<'_> {
             for (&label, &target) in labels.iter().zip(targets) {
                 let event = self.imp.events[label as usize];
                 let next_set = if event == TAU {
-                    set
+                    tau_set
                 } else if dense {
                     let next = self.dense_successor[event as usize];
                     debug_assert_eq!(next, self.nf.successor(set, event));
@@ -305,6 +399,7 @@ impl Engine<'_> {
                     violation: Violation::Trace {
                         event: names[event as usize].clone(),
                     },
+                    acceptances: self.refusal_trace(node, names),
                 }
             }
             Found::Refusal { node } => {
@@ -325,6 +420,11 @@ impl Engine<'_> {
                     named.sort();
                     spec_acceptances.push(named);
                 }
+                // A stable state refuses ✓, which the spec cannot refuse where it can
+                // terminate (there it can refuse every other event).
+                if self.nf.can_terminate(set) {
+                    refused.push(TICK.to_string());
+                }
                 refused.sort();
                 refused.dedup();
                 spec_acceptances.sort();
@@ -336,6 +436,7 @@ impl Engine<'_> {
                         refused,
                         spec_acceptances,
                     },
+                    acceptances: self.refusal_trace(node, names),
                 }
             }
             Found::Divergence { node } => {
@@ -345,9 +446,66 @@ impl Engine<'_> {
                     impl_state: self.nodes[node as usize].state,
                     steps: events.len(),
                     violation: Violation::Divergence,
+                    acceptances: self.refusal_trace(node, names),
+                }
+            }
+            Found::Revival { node, event } => {
+                let events = self.path_events(node);
+                let Node { set, state, .. } = self.nodes[node as usize];
+                let enabled = self.imp.enabled(state).to_vec();
+                let (accs, refused) = revival_evidence(self.groups(set), &enabled, event);
+                let named = |list: &[u32]| -> Vec<String> {
+                    let mut out: Vec<String> =
+                        list.iter().map(|&e| names[e as usize].clone()).collect();
+                    out.sort();
+                    out
+                };
+                let mut spec_acceptances: Vec<Vec<String>> =
+                    accs.iter().map(|a| named(a)).collect();
+                spec_acceptances.sort();
+                Counterexample {
+                    trace: visible(&events),
+                    impl_state: state,
+                    steps: events.len(),
+                    violation: Violation::Revival {
+                        accepted: named(&enabled),
+                        event: names[event as usize].clone(),
+                        refused: named(&refused),
+                        spec_acceptances,
+                    },
+                    acceptances: self.refusal_trace(node, names),
                 }
             }
         }
+    }
+
+    /// In the refusal-testing models, the acceptance before each visible step of the path to
+    /// `node` (`None` where the state it leaves is unstable); else empty.
+    fn refusal_trace(&mut self, node: u32, names: &[String]) -> Vec<Option<Vec<String>>> {
+        if !self.model.observes_refusal_traces() {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        let mut at = node;
+        while self.nodes[at as usize].parent != NONE {
+            let Node { parent, event, .. } = self.nodes[at as usize];
+            if event != TAU {
+                let from = self.nodes[parent as usize].state;
+                out.push(self.imp.is_stable(from).then(|| {
+                    let mut accepted: Vec<String> = self
+                        .imp
+                        .enabled(from)
+                        .iter()
+                        .map(|&e| names[e as usize].clone())
+                        .collect();
+                    accepted.sort();
+                    accepted
+                }));
+            }
+            at = parent;
+        }
+        out.reverse();
+        out
     }
 }
 
@@ -365,13 +523,14 @@ pub(crate) fn run(
         model: opts.model,
         search: opts.search,
         nf: NormalForm::new(spec, alphabet.spec_events),
-        imp: ImplSide::new(impl_, alphabet.impl_events),
+        imp: ImplSide::new(impl_, alphabet.impl_events, alphabet.tick),
         seen: Discovered::new(opts.no_antichain, impl_.covered()),
         nodes: Vec::new(),
         working: VecDeque::new(),
         stats: CheckStats::default(),
         dense_successor: vec![EMPTY_SET; num_events],
         scattered: NONE,
+        groups: Vec::new(),
         stop,
     };
     let found = engine.search()?;

@@ -1,5 +1,5 @@
-//! Antichain refinement checking: trace, stable-failures and failures-divergences refinement of
-//! an implementation [`Lts`] against a specification [`Lts`].
+//! Antichain refinement checking: trace, stable-failures, failures-divergences, revivals and
+//! refusal-testing refinement of an implementation against a specification [`Lts`].
 //!
 //! The algorithms are Algorithms 4, 5 and 6 of the thesis (seed 004, ch. 2; Algorithm 2 of seed
 //! 000 for the failures models). The specification is normalised on the fly: a normal-form
@@ -8,6 +8,12 @@
 //! product of that normal form with the implementation is explored breadth-first (default: the
 //! counterexample is a shortest one, counted in product steps, taus included) or depth-first,
 //! pruning every pair that is covered by the antichain, keyed by implementation state.
+//!
+//! FDR's revivals and refusal-testing models (`[V=`, `[VD=`, `[R=`, `[RD=`) run on the same
+//! product with the per-pair tests of module `revivals`; in refusal testing a normal-form node
+//! is any tau-closed set of specification states (after a stable implementation state, the
+//! specification continues only from its states that can refuse as much), not one per trace.
+//! ✓ is a signal in every model (see [`Model`]).
 //!
 //! A pair enters the antichain when it is discovered, and its witness conditions are tested at
 //! that moment. The algorithms test them when the pair is popped; since every discovered pair is
@@ -36,6 +42,7 @@ mod product;
 pub mod properties;
 mod property_search;
 pub mod replay;
+mod revivals;
 mod shared_normal;
 mod trace_search;
 
@@ -53,7 +60,13 @@ use product::{Product, ProductWitness, SpecEvents};
 pub use property_search::{search_property, Property, PropertySearch};
 pub use trace_search::{search_trace, TraceSearch};
 
-/// The semantic model of a check (FDR's `[T=`, `[F=`, `[FD=`).
+/// The semantic model of a check (FDR's `[T=`, `[F=`, `[FD=`, `[R=`, `[RD=`, `[V=`, `[VD=`).
+///
+/// ✓ (successful termination, the label named [`properties::TICK`]) is a signal, as in FDR:
+/// an implementation state that can perform ✓ may terminate without the environment's
+/// agreement, so it counts as unstable (it shows no refusal, revival or deadlock of its own;
+/// that it can refuse every other event follows from ✓ being a trace). Observations end
+/// with ✓.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Model {
@@ -63,16 +76,117 @@ pub enum Model {
     Failures,
     /// Failures-divergences refinement (failures and divergences, divergence is chaos).
     FailuresDivergences,
+    /// Stable revivals refinement: traces, deadlocks (traces after which a stable state
+    /// accepts nothing) and revivals `(s, X, a)` (after `s` a stable state refuses `X` and then
+    /// performs `a`).
+    Revivals,
+    /// Revivals-divergences refinement: revivals and divergences, divergence is chaos.
+    RevivalsDivergences,
+    /// Refusal-testing refinement: refusal traces `X0 a1 X1 a2 … an Xn`, each `Xi` a set the
+    /// process refuses in a stable state just before `a(i+1)` (or at the end), or no
+    /// observation.
+    RefusalTesting,
+    /// Refusal-testing-divergences refinement: refusal traces and the refusal traces after
+    /// which the process can diverge; divergence is chaos.
+    RefusalTestingDivergences,
 }
 
 impl Model {
-    /// The name used on the command line and in JSON output.
+    /// Every model, weakest first within each family.
+    pub const ALL: [Model; 7] = [
+        Model::Traces,
+        Model::Failures,
+        Model::FailuresDivergences,
+        Model::Revivals,
+        Model::RevivalsDivergences,
+        Model::RefusalTesting,
+        Model::RefusalTestingDivergences,
+    ];
+
+    /// The name used on the command line and in JSON output (FDR's long name, in kebab case).
     pub fn name(self) -> &'static str {
         match self {
             Model::Traces => "traces",
             Model::Failures => "failures",
             Model::FailuresDivergences => "failures-divergences",
+            Model::Revivals => "revivals",
+            Model::RevivalsDivergences => "revivals-divergences",
+            Model::RefusalTesting => "refusal-testing",
+            Model::RefusalTestingDivergences => "refusal-testing-divergences",
         }
+    }
+
+    /// The model's letters as in FDR's assertions: `T`, `F`, `FD`, `V`, `VD`, `R`, `RD`
+    /// (`assert P [V= Q`, `:[deadlock free [V]]`).
+    pub fn letters(self) -> &'static str {
+        match self {
+            Model::Traces => "T",
+            Model::Failures => "F",
+            Model::FailuresDivergences => "FD",
+            Model::Revivals => "V",
+            Model::RevivalsDivergences => "VD",
+            Model::RefusalTesting => "R",
+            Model::RefusalTestingDivergences => "RD",
+        }
+    }
+
+    /// The model named `name`: its letters ([`Model::letters`]) or its name ([`Model::name`]),
+    /// case aside, with spaces or underscores for the hyphens (`"V"`, `"revivals"`,
+    /// `"Refusal Testing"`); `None` for any other text.
+    pub fn from_name(name: &str) -> Option<Model> {
+        let wanted: String = name
+            .trim()
+            .chars()
+            .map(|c| match c {
+                ' ' | '_' => '-',
+                c => c.to_ascii_lowercase(),
+            })
+            .collect();
+        Model::ALL
+            .into_iter()
+            .find(|m| m.name() == wanted || m.letters().eq_ignore_ascii_case(&wanted))
+    }
+
+    /// Whether divergence is observed (and is chaos): `FD`, `VD`, `RD`.
+    pub fn has_divergences(self) -> bool {
+        matches!(
+            self,
+            Model::FailuresDivergences
+                | Model::RevivalsDivergences
+                | Model::RefusalTestingDivergences
+        )
+    }
+
+    /// Whether stable refusals are observed: every model but traces.
+    pub fn observes_refusals(self) -> bool {
+        self != Model::Traces
+    }
+
+    /// Whether revivals are observed (what a stable state does after refusing): the revivals
+    /// and refusal-testing models.
+    pub fn observes_revivals(self) -> bool {
+        matches!(
+            self,
+            Model::Revivals
+                | Model::RevivalsDivergences
+                | Model::RefusalTesting
+                | Model::RefusalTestingDivergences
+        )
+    }
+
+    /// Whether refusals are observed along the trace, not only at its end: the
+    /// refusal-testing models.
+    pub fn observes_refusal_traces(self) -> bool {
+        matches!(
+            self,
+            Model::RefusalTesting | Model::RefusalTestingDivergences
+        )
+    }
+}
+
+impl std::fmt::Display for Model {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -134,6 +248,25 @@ pub enum Violation {
     /// After the trace the implementation can diverge (perform infinitely many taus); the
     /// specification cannot diverge on the trace or any prefix of it.
     Divergence,
+    /// (Revivals and refusal-testing models.) After the trace the implementation is in a
+    /// stable state that accepts exactly `accepted`, so refuses every other event, and then
+    /// performs `event`; the specification cannot: no stable state of it after the trace
+    /// both refuses what the implementation refuses and accepts `event`, though it can
+    /// refuse that much and can perform `event` after the trace.
+    Revival {
+        /// The events the implementation's stable state accepts (sorted); it refuses all
+        /// others.
+        accepted: Vec<String>,
+        /// The event it then performs (one of `accepted`).
+        event: String,
+        /// The events that the specification's stable states able to perform `event` after
+        /// the trace accept and the implementation refuses (sorted): each such state accepts
+        /// one of them.
+        refused: Vec<String>,
+        /// The acceptances of the specification's stable states after the trace that can
+        /// perform `event` (each sorted; empty when no stable state can).
+        spec_acceptances: Vec<Vec<String>>,
+    },
 }
 
 /// A witness of non-refinement: a trace of visible events and what goes wrong at its end.
@@ -149,6 +282,13 @@ pub struct Counterexample {
     /// What goes wrong at the end of the trace.
     #[serde(flatten)]
     pub violation: Violation,
+    /// Refusal-testing models only (else empty): for each event of `trace`, the acceptance
+    /// of the stable state the implementation performed it from (the events it offered,
+    /// sorted; it was observed refusing every other event just before), or `None` where it
+    /// performed the event from an unstable state (no refusal observed). With `trace` this
+    /// is the refusal trace the specification cannot match.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub acceptances: Vec<Option<Vec<String>>>,
 }
 
 /// Statistics of one check (as in Tables 2.3–2.6 of the thesis).
@@ -394,6 +534,15 @@ pub fn check_system<I: TransitionSystem>(
                     named.sort();
                     spec_acceptances.push(named);
                 }
+                // A stable state refuses ✓, which the specification cannot refuse where it
+                // can terminate (there it can refuse every other event).
+                if nf
+                    .members(set)
+                    .iter()
+                    .any(|&s| normal::can_terminate(spec, s))
+                {
+                    refused.push(properties::TICK.to_string());
+                }
                 refused.sort();
                 refused.dedup();
                 spec_acceptances.sort();
@@ -405,12 +554,44 @@ pub fn check_system<I: TransitionSystem>(
                     path.len(),
                 )
             }
+            ProductWitness::Revival { label } => {
+                let (enabled, _) = product.enabled(state);
+                let event = product.event(label);
+                let (accs, refused) =
+                    revivals::revival_evidence(nf.stable_groups(set), &enabled, event);
+                let names = |list: &[u32]| -> Vec<String> {
+                    let mut named: Vec<String> = list
+                        .iter()
+                        .map(|&e| events.names[e as usize].clone())
+                        .collect();
+                    named.sort();
+                    named
+                };
+                let mut spec_acceptances: Vec<Vec<String>> =
+                    accs.iter().map(|a| names(a)).collect();
+                spec_acceptances.sort();
+                (
+                    Violation::Revival {
+                        accepted: offered(imp, state).1,
+                        event: imp.label_name(label),
+                        refused: names(&refused),
+                        spec_acceptances,
+                    },
+                    path.len(),
+                )
+            }
+        };
+        let acceptances = if model.observes_refusal_traces() {
+            refusal_trace_acceptances(imp, &impl_path)
+        } else {
+            Vec::new()
         };
         Counterexample {
             trace,
             impl_state: w.id,
             steps,
             violation,
+            acceptances,
         }
     });
     stats.seconds = start.elapsed().as_secs_f64();
@@ -426,4 +607,42 @@ pub fn check_system<I: TransitionSystem>(
         impl_state,
         impl_path,
     })
+}
+
+/// Whether `state` is stable (it can perform neither tau nor ✓), and the names of the visible
+/// events it offers, sorted.
+fn offered<I: TransitionSystem>(imp: &I, state: &I::State) -> (bool, Vec<String>) {
+    let mut stable = true;
+    let mut names: Vec<String> = Vec::new();
+    imp.for_each_successor(state, &mut |label, _| {
+        if label == TAU {
+            stable = false;
+        } else {
+            let name = imp.label_name(label);
+            stable &= name != properties::TICK;
+            names.push(name);
+        }
+    });
+    names.sort();
+    names.dedup();
+    (stable, names)
+}
+
+/// The refusal trace of a run of `imp` (`(label, state)` per step from its initial state): for
+/// each visible step, the acceptance of the state it leaves when that state is stable (the
+/// largest refusal observed just before the event), else `None`.
+fn refusal_trace_acceptances<I: TransitionSystem>(
+    imp: &I,
+    path: &[(Label, I::State)],
+) -> Vec<Option<Vec<String>>> {
+    let mut out = Vec::new();
+    let mut at = imp.initial_state();
+    for (label, next) in path {
+        if *label != TAU {
+            let (stable, names) = offered(imp, &at);
+            out.push(stable.then_some(names));
+        }
+        at = next.clone();
+    }
+    out
 }

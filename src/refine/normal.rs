@@ -9,6 +9,8 @@
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use super::properties::TICK;
+use super::revivals::{stable_groups, StableGroup};
 use crate::hash::hash_u32_slice;
 use crate::lts::Lts;
 use crate::ts::TAU;
@@ -101,8 +103,16 @@ pub(crate) fn visible_moves(
     moves.dedup();
 }
 
+/// Whether specification state `s` can perform ✓. Such a state is not stable (✓ is a
+/// signal): it can refuse every event but ✓ by terminating, and shows no acceptance of its own.
+pub(crate) fn can_terminate(spec: &Lts, s: u32) -> bool {
+    let names = spec.label_names();
+    spec.enabled(s).iter().any(|&l| names[l as usize] == TICK)
+}
+
 /// The minimal acceptance sets of a set of specification states: the ⊆-minimal sets of
-/// visible events (by `event_of_label`) enabled in its stable members, each sorted.
+/// visible events (by `event_of_label`) enabled in its stable members (neither tau nor ✓),
+/// each sorted.
 pub(crate) fn minimal_acceptances(
     spec: &Lts,
     event_of_label: &[u32],
@@ -110,7 +120,7 @@ pub(crate) fn minimal_acceptances(
 ) -> Vec<Vec<u32>> {
     let mut candidates: Vec<Vec<u32>> = Vec::new();
     for &s in members {
-        if !spec.is_stable(s) {
+        if !spec.is_stable(s) || can_terminate(spec, s) {
             continue;
         }
         let mut enabled: Vec<u32> = spec
@@ -342,6 +352,24 @@ impl<'a> NormalForm<'a> {
     pub(crate) fn can_refuse_all_but(&mut self, set: u32, enabled: &[u32]) -> bool {
         self.ensure_acceptances(set);
         self.acceptances(set).any(|a| sorted_subset(a, enabled))
+    }
+
+    /// The stable members of `set` grouped by acceptance (revivals and refusal testing).
+    pub(crate) fn stable_groups(&self, set: u32) -> Vec<StableGroup> {
+        stable_groups(self.spec, &self.event_of_label, self.members(set))
+    }
+
+    /// Whether a member of `set` can perform ✓.
+    pub(crate) fn can_terminate(&self, set: u32) -> bool {
+        self.members(set)
+            .iter()
+            .any(|&s| can_terminate(self.spec, s))
+    }
+
+    /// The id of the tau-closure of `states`, interned if new.
+    pub(crate) fn intern_states(&mut self, states: &[u32]) -> u32 {
+        self.close_into_scratch(states.iter().copied());
+        self.intern_closure()
     }
 
     /// Puts the sorted tau-closure of `seeds` into `self.closure`: the union of the seeds'

@@ -5,8 +5,12 @@
 //! per-pair tests of the model (Algorithms 4–6 of the thesis, seed 004 ch. 2) and emits its
 //! successors: an implementation tau keeps the set; a visible event moves the set to its
 //! successor, and an event the set cannot perform is a trace violation at that step. In the
-//! failures-divergences model a pair whose set diverges is chaos: it is kept (it covers larger
+//! models with divergences a pair whose set diverges is chaos: it is kept (it covers larger
 //! sets) but not expanded, and its implementation's divergence is tested before refusals.
+//! The revivals and refusal-testing models test a stable implementation state's revivals, and
+//! refusal testing follows its visible events from the specification states that can refuse
+//! what it refuses (module [`super::revivals`]). An implementation state that can perform ✓
+//! is not stable (✓ is a signal, see [`super::Model`]).
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -14,11 +18,13 @@ use std::sync::atomic::Ordering;
 
 use super::divergence::DivergenceMemo;
 use super::normal::EMPTY_SET;
+use super::properties::TICK;
+use super::revivals::admissible_union;
 use super::shared_normal::SharedNormalForm;
 use super::Model;
 use crate::explore::index::Segmented;
 use crate::explore::{Driven, Found};
-use crate::sync::shim::AtomicU32;
+use crate::sync::shim::AtomicU64;
 use crate::ts::{Label, TransitionSystem, TAU};
 
 /// The event of an implementation label the specification never mentions.
@@ -33,6 +39,9 @@ pub(crate) enum ProductWitness {
     Refusal,
     /// The implementation state diverges; the specification does not.
     Divergence,
+    /// The implementation state is stable and performs `label` after refusing everything it
+    /// does not offer; the specification cannot (revivals and refusal-testing models).
+    Revival { label: Label },
 }
 
 /// The specification's events by name (event 0 is tau), and the event of each label.
@@ -44,6 +53,9 @@ pub(crate) struct SpecEvents {
     /// Name of each event.
     pub(crate) names: Vec<String>,
 }
+
+/// The cache bit of an implementation label named ✓.
+const TICK_BIT: u64 = 1 << 32;
 
 impl SpecEvents {
     /// Numbers the visible label names of `names` (label 0 is tau): labels with one name
@@ -81,8 +93,9 @@ pub(crate) struct Product<'a, I: TransitionSystem> {
     pub(crate) imp: &'a I,
     pub(crate) model: Model,
     spec_events: &'a SpecEvents,
-    /// Event of each implementation label, plus one (0: not looked up yet).
-    event_of: Segmented<AtomicU32>,
+    /// Event of each implementation label, plus one, with [`TICK_BIT`] for ✓ (0: not looked
+    /// up yet).
+    event_of: Segmented<AtomicU64>,
     divergence: DivergenceMemo<'a, I>,
 }
 
@@ -108,23 +121,33 @@ impl<'a, I: TransitionSystem> Product<'a, I> {
     /// specification has no event of that name).
     #[inline]
     pub(crate) fn event(&self, label: Label) -> u32 {
+        self.classify(label).0
+    }
+
+    /// The specification's event of implementation label `label` (as [`Product::event`]), and
+    /// whether the label is ✓.
+    #[inline]
+    pub(crate) fn classify(&self, label: Label) -> (u32, bool) {
         if label == TAU {
-            return TAU;
+            return (TAU, false);
         }
         let cell = &self.event_of.get_or_alloc(label as u64)[0];
         // Ordering: Relaxed; the value is a function of the label, whoever stores it.
         let known = cell.load(Ordering::Relaxed);
         if known != 0 {
-            return known.wrapping_sub(1);
+            return ((known as u32).wrapping_sub(1), known & TICK_BIT != 0);
         }
+        let name = self.imp.label_name(label);
+        let tick = name == TICK;
         let event = self
             .spec_events
             .by_name
-            .get(&self.imp.label_name(label))
+            .get(&name)
             .copied()
             .unwrap_or(FOREIGN);
-        cell.store(event.wrapping_add(1), Ordering::Relaxed);
-        event
+        let bits = event.wrapping_add(1) as u64 | if tick { TICK_BIT } else { 0 };
+        cell.store(bits, Ordering::Relaxed);
+        (event, tick)
     }
 
     /// Whether the implementation state diverges.
@@ -132,15 +155,18 @@ impl<'a, I: TransitionSystem> Product<'a, I> {
         self.divergence.diverges(state)
     }
 
-    /// The sorted visible events enabled in `state`, and whether it is stable.
+    /// The sorted visible events enabled in `state`, and whether it is stable (it can perform
+    /// neither tau nor ✓).
     pub(crate) fn enabled(&self, state: &I::State) -> (Vec<u32>, bool) {
         let mut events = Vec::new();
         let mut stable = true;
         self.imp.for_each_successor(state, &mut |label, _| {
-            if label == TAU {
+            let (event, tick) = self.classify(label);
+            if event == TAU {
                 stable = false;
             } else {
-                events.push(self.event(label));
+                stable &= !tick;
+                events.push(event);
             }
         });
         events.sort_unstable();
@@ -163,7 +189,10 @@ impl<I: TransitionSystem> Driven for Product<'_, I> {
         emit: &mut dyn FnMut(Label, Self::State),
     ) -> Option<Found<ProductWitness>> {
         let (set, ref state) = *pair;
-        let fd = self.model == Model::FailuresDivergences;
+        if self.model.observes_revivals() {
+            return self.expand_revivals(set, state, emit);
+        }
+        let fd = self.model.has_divergences();
         if fd && self.nf.is_divergent(set) {
             // Chaos: nothing after it is a violation.
             return None;
@@ -178,12 +207,13 @@ impl<I: TransitionSystem> Driven for Product<'_, I> {
             let mut enabled = enabled.borrow_mut();
             enabled.clear();
             self.imp.for_each_successor(state, &mut |label, target| {
-                let event = self.event(label);
+                let (event, tick) = self.classify(label);
                 if event == TAU {
                     stable = false;
                     emit(label, (set, target));
                     return;
                 }
+                stable &= !tick;
                 if refusals {
                     enabled.push(event);
                 }
@@ -210,6 +240,76 @@ impl<I: TransitionSystem> Driven for Product<'_, I> {
         }
         if refuses_too_much {
             return Some(Found::AtState(ProductWitness::Refusal));
+        }
+        violation.map(Found::AtStep)
+    }
+}
+
+impl<I: TransitionSystem> Product<'_, I> {
+    /// [`Driven::expand`] in the revivals and refusal-testing models: chaos and divergence as
+    /// in the failures-divergences model; at a stable implementation state the revival test
+    /// (a refusal the specification cannot make, or an event it cannot perform after making
+    /// it); then the successors, which in refusal testing leave a stable state from the
+    /// specification states that can refuse what it refuses.
+    fn expand_revivals(
+        &self,
+        set: u32,
+        state: &I::State,
+        emit: &mut dyn FnMut(Label, (u32, I::State)),
+    ) -> Option<Found<ProductWitness>> {
+        let divergences = self.model.has_divergences();
+        if divergences && self.nf.is_divergent(set) {
+            return None;
+        }
+        let mut moves: Vec<(Label, u32, I::State)> = Vec::new();
+        let mut stable = true;
+        self.imp.for_each_successor(state, &mut |label, target| {
+            let (event, tick) = self.classify(label);
+            stable &= event != TAU && !tick;
+            moves.push((label, event, target));
+        });
+        if divergences && !stable && self.diverges(state) {
+            return Some(Found::AtState(ProductWitness::Divergence));
+        }
+        let mut from = set;
+        if stable {
+            let mut enabled: Vec<u32> = moves.iter().map(|m| m.1).collect();
+            enabled.sort_unstable();
+            enabled.dedup();
+            let groups = self.nf.stable_groups(set);
+            let Some(covered) = admissible_union(groups, &enabled) else {
+                return Some(Found::AtState(ProductWitness::Refusal));
+            };
+            // An event the specification cannot perform at all is a trace violation, at the
+            // step.
+            let revival = moves.iter().find(|&&(_, event, _)| {
+                event != FOREIGN
+                    && covered.binary_search(&event).is_err()
+                    && self.nf.successor(set, event) != EMPTY_SET
+            });
+            if let Some(&(label, _, _)) = revival {
+                return Some(Found::AtState(ProductWitness::Revival { label }));
+            }
+            if self.model.observes_refusal_traces() {
+                from = self.nf.admissible_node(set, &enabled);
+            }
+        }
+        let mut violation = None;
+        for (label, event, target) in moves {
+            if event == TAU {
+                emit(label, (set, target));
+                continue;
+            }
+            let next = if event == FOREIGN {
+                EMPTY_SET
+            } else {
+                self.nf.successor(from, event)
+            };
+            if next == EMPTY_SET {
+                violation.get_or_insert(ProductWitness::Trace { label });
+            } else {
+                emit(label, (next, target));
+            }
         }
         violation.map(Found::AtStep)
     }

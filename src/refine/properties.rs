@@ -28,7 +28,9 @@
 //!   a divergence also has every extension as a trace (divergence strictness).
 //!
 //! The traces model makes no sense for deadlock and determinism (refusals are not observable
-//! in it); these checks treat [`Model::Traces`] as [`Model::Failures`].
+//! in it); these checks treat [`Model::Traces`] as [`Model::Failures`]. The revivals and
+//! refusal-testing models observe deadlock (a stable state accepting nothing) as the failures
+//! model does; their divergence variants (`VD`, `RD`) add divergence as `FD` does.
 
 use std::collections::HashMap;
 
@@ -142,7 +144,7 @@ pub fn deadlock_free(
         return None;
     }
     let exempt = tick_targets(lts, tick);
-    let fd = model == Model::FailuresDivergences;
+    let fd = model.has_divergences();
     first_bad_state(lts, |s| {
         if fd && lts.is_divergent(s) {
             Some(PropertyViolation::Divergence)
@@ -174,7 +176,7 @@ pub fn deterministic(lts: &Lts, model: Model) -> Option<PropertyCounterexample> 
         // state, which offers all the trace's continuations; and nothing diverges.
         return None;
     }
-    let fd = model == Model::FailuresDivergences;
+    let fd = model.has_divergences();
     let ranks = label_ranks(lts);
     let mut index: HashMap<Vec<u32>, u32> = HashMap::new();
     let mut sets: Vec<Vec<u32>> = Vec::new();
@@ -277,7 +279,7 @@ pub fn has_trace(lts: &Lts, trace: &[String], model: Model) -> HasTrace {
         .collect();
     let wanted: Vec<Option<Label>> = trace.iter().map(|e| ids.get(e.as_str()).copied()).collect();
     let n = wanted.len() as u32;
-    let fd = model == Model::FailuresDivergences;
+    let fd = model.has_divergences();
     if lts.num_states() == 0 {
         return HasTrace::Cannot(PropertyCounterexample {
             trace: Vec::new(),

@@ -19,7 +19,8 @@ use crate::ts::{Label, TransitionSystem, TAU};
 /// The property searched.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Property {
-    /// `:[deadlock free [F]]`, or `[FD]` in [`Model::FailuresDivergences`].
+    /// `:[deadlock free [F]]`; in a model with divergences (`[FD]`, `[VD]`, `[RD]`) also
+    /// divergence free. Deadlock is the same observation in `F`, `V` and `R`.
     DeadlockFree(Model),
     /// `:[divergence free]`.
     DivergenceFree,
@@ -70,10 +71,10 @@ impl<T: TransitionSystem> Driven for Tested<'_, T> {
             stable &= label != TAU;
             successors.push((label, target));
         });
-        let divergence_matters = matches!(
-            self.property,
-            Property::DivergenceFree | Property::DeadlockFree(Model::FailuresDivergences)
-        );
+        let divergence_matters = match self.property {
+            Property::DivergenceFree => true,
+            Property::DeadlockFree(model) => model.has_divergences(),
+        };
         if divergence_matters && !stable && self.divergence.diverges(state) {
             return Some(Found::AtState(PropertyViolation::Divergence));
         }

@@ -1,17 +1,23 @@
 //! Independent replay of a counterexample on both systems, straight from the definitions
 //! (thesis §2.1): weak transitions by explicit tau-closure, divergence by peeling the states
-//! whose tau paths all end, refusals of stable states only. It shares no code with the search.
+//! whose tau paths all end, refusals of stable states only (a state that can perform ✓ is not
+//! stable: ✓ is a signal, and such a state can refuse every event but ✓). In the
+//! refusal-testing models the trace is a refusal trace: before an event with an acceptance
+//! `A`, the systems' states are only the stable ones that refuse every event outside `A`. It
+//! shares no code with the search.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use super::properties::TICK;
 use super::{Counterexample, Model, Violation};
 use crate::lts::Lts;
 use crate::ts::{Label, TransitionSystem, TAU};
 
 /// Checks that `cex` witnesses that `impl_` does not refine `spec` in `model`:
-/// the implementation performs the trace and reaches `cex.impl_state`, where it shows the
-/// violation, and the specification cannot match it (no divergence on the trace or a prefix
-/// in the failures-divergences model). Returns a description of the first mismatch.
+/// the implementation performs the trace (the refusal trace, in the refusal-testing models)
+/// and reaches `cex.impl_state`, where it shows the violation, and the specification cannot
+/// match it (no divergence on the trace or a prefix in the models with divergences). Returns a
+/// description of the first mismatch.
 pub fn replay(spec: &Lts, impl_: &Lts, model: Model, cex: &Counterexample) -> Result<(), String> {
     if cex.impl_state >= impl_.num_states() {
         return Err(format!(
@@ -20,8 +26,9 @@ pub fn replay(spec: &Lts, impl_: &Lts, model: Model, cex: &Counterexample) -> Re
         ));
     }
     check_model(model, cex)?;
-    // The implementation performs the trace and reaches impl_state.
-    let impl_sets = weak_trace_sets(impl_, &cex.trace);
+    // The implementation performs the trace and reaches impl_state; where a refusal is
+    // observed, from a stable state with exactly that acceptance.
+    let impl_sets = weak_trace_sets(impl_, &cex.trace, &cex.acceptances, true);
     let impl_end = impl_sets.last().expect("at least the initial set");
     if !impl_end.contains(&cex.impl_state) {
         return Err(format!(
@@ -66,6 +73,17 @@ pub fn replay_run<I: TransitionSystem>(
             ));
         }
         if *label != TAU {
+            if let Some(Some(acceptance)) = cex.acceptances.get(trace.len()) {
+                let (stable, accepts) = offers(imp, &at);
+                let acceptance: BTreeSet<String> = acceptance.iter().cloned().collect();
+                if !stable || accepts != acceptance {
+                    return Err(format!(
+                        "before event {} of the trace the implementation is not stable with \
+                         acceptance {acceptance:?}",
+                        trace.len() + 1
+                    ));
+                }
+            }
             trace.push(imp.label_name(*label));
         }
         at = next.clone();
@@ -76,15 +94,7 @@ pub fn replay_run<I: TransitionSystem>(
             cex.trace
         ));
     }
-    let mut accepts = BTreeSet::new();
-    let mut stable = true;
-    imp.for_each_successor(&at, &mut |l, _| {
-        if l == TAU {
-            stable = false;
-        } else {
-            accepts.insert(imp.label_name(l));
-        }
-    });
+    let (stable, accepts) = offers(imp, &at);
     let end = EndState {
         name: "the implementation's state at the end of the run".to_string(),
         stable,
@@ -94,15 +104,51 @@ pub fn replay_run<I: TransitionSystem>(
     check_violation(spec, model, cex, &end)
 }
 
+/// Whether `state` of `imp` is stable (neither tau nor ✓), and the names of the visible
+/// events it offers.
+fn offers<I: TransitionSystem>(imp: &I, state: &I::State) -> (bool, BTreeSet<String>) {
+    let mut accepts = BTreeSet::new();
+    let mut stable = true;
+    imp.for_each_successor(state, &mut |l, _| {
+        if l == TAU {
+            stable = false;
+        } else {
+            let name = imp.label_name(l);
+            stable &= name != TICK;
+            accepts.insert(name);
+        }
+    });
+    (stable, accepts)
+}
+
 /// Whether a violation of this kind can be a counterexample in `model`.
 fn check_model(model: Model, cex: &Counterexample) -> Result<(), String> {
-    match (&cex.violation, model) {
-        (Violation::Refusal { .. }, Model::Traces) => {
+    if model.observes_refusal_traces() {
+        if cex.acceptances.len() != cex.trace.len() {
+            return Err(format!(
+                "a refusal trace needs one observation per event: {} for {} events",
+                cex.acceptances.len(),
+                cex.trace.len()
+            ));
+        }
+    } else if !cex.acceptances.is_empty() {
+        return Err(format!(
+            "refusals along the trace are no observation of the {} model",
+            model.name()
+        ));
+    }
+    match &cex.violation {
+        Violation::Refusal { .. } if !model.observes_refusals() => {
             Err("a refusal is no counterexample in the traces model".into())
         }
-        (Violation::Divergence, Model::Traces | Model::Failures) => {
-            Err("a divergence is a counterexample only in the FD model".into())
-        }
+        Violation::Divergence if !model.has_divergences() => Err(format!(
+            "a divergence is no counterexample in the {} model",
+            model.name()
+        )),
+        Violation::Revival { .. } if !model.observes_revivals() => Err(format!(
+            "a revival is no counterexample in the {} model",
+            model.name()
+        )),
         _ => Ok(()),
     }
 }
@@ -123,10 +169,10 @@ fn check_violation(
     end: &EndState,
 ) -> Result<(), String> {
     let name = &end.name;
-    // The specification after every prefix of the trace.
-    let spec_sets = weak_trace_sets(spec, &cex.trace);
+    // The specification after every prefix of the (refusal) trace.
+    let spec_sets = weak_trace_sets(spec, &cex.trace, &cex.acceptances, false);
     let spec_end = spec_sets.last().expect("at least the initial set");
-    if model == Model::FailuresDivergences {
+    if model.has_divergences() {
         let mut all: BTreeSet<u32> = BTreeSet::new();
         for set in &spec_sets {
             all.extend(set.iter().copied());
@@ -162,6 +208,15 @@ fn check_violation(
                 return Err(format!("{name} does not refuse {e}"));
             }
             let refused: BTreeSet<&String> = refused.iter().collect();
+            // A state that can perform ✓ can refuse any set without ✓.
+            if !refused.contains(&TICK.to_string()) {
+                if let Some(t) = spec_end.iter().find(|&&t| can_terminate(spec, t)) {
+                    return Err(format!(
+                        "specification state {t} reachable by the trace can terminate, so it \
+                         refuses {refused:?}"
+                    ));
+                }
+            }
             let mut stable_acceptances: Vec<BTreeSet<String>> = Vec::new();
             for &t in spec_end {
                 if is_stable(spec, t) {
@@ -179,6 +234,74 @@ fn check_violation(
                 if !stable_acceptances.contains(&acceptance) {
                     return Err(format!(
                         "{acceptance:?} is not the acceptance of a stable specification state"
+                    ));
+                }
+            }
+        }
+        Violation::Revival {
+            accepted,
+            event,
+            refused,
+            spec_acceptances,
+        } => {
+            let accepted: BTreeSet<String> = accepted.iter().cloned().collect();
+            if !end.stable || end.accepts != accepted {
+                return Err(format!("{name} is not stable with acceptance {accepted:?}"));
+            }
+            if !accepted.contains(event) {
+                return Err(format!("{name} cannot perform {event}"));
+            }
+            if weak_step(spec, spec_end, event).is_empty() {
+                return Err(format!(
+                    "the specification cannot perform {event} after the trace at all: a \
+                     trace violation"
+                ));
+            }
+            let mut can_refuse = false;
+            let mut reviving: Vec<BTreeSet<String>> = Vec::new();
+            for &t in spec_end {
+                if !is_stable(spec, t) {
+                    continue;
+                }
+                let accepts = visible_names(spec, t);
+                if accepts.is_subset(&accepted) {
+                    can_refuse = true;
+                    if accepts.contains(event) {
+                        return Err(format!(
+                            "specification state {t} reachable by the trace refuses what {name} \
+                             refuses and then performs {event}"
+                        ));
+                    }
+                }
+                if accepts.contains(event) {
+                    reviving.push(accepts);
+                }
+            }
+            if !can_refuse {
+                return Err(format!(
+                    "the specification cannot refuse what {name} refuses: a refusal violation"
+                ));
+            }
+            if let Some(e) = refused.iter().find(|e| accepted.contains(*e)) {
+                return Err(format!("{name} does not refuse {e}"));
+            }
+            for acceptance in &reviving {
+                if acceptance.iter().all(|e| !refused.contains(e)) {
+                    return Err(format!(
+                        "the stable specification acceptance {acceptance:?} has none of the \
+                         refused events {refused:?}"
+                    ));
+                }
+            }
+            let listed: Vec<BTreeSet<String>> = spec_acceptances
+                .iter()
+                .map(|a| a.iter().cloned().collect())
+                .collect();
+            for acceptance in &listed {
+                if !reviving.contains(acceptance) {
+                    return Err(format!(
+                        "{acceptance:?} is not the acceptance of a stable specification state \
+                         that can perform {event}"
                     ));
                 }
             }
@@ -228,11 +351,33 @@ fn reaches_tau_cycle<I: TransitionSystem>(imp: &I, start: &I::State) -> bool {
     false
 }
 
-/// The sets of states reachable by the weak traces ε, t1, t1 t2, …, of `trace`.
-fn weak_trace_sets(lts: &Lts, trace: &[String]) -> Vec<BTreeSet<u32>> {
+/// The sets of states reachable by the weak traces ε, t1, t1 t2, …, of `trace`. Where
+/// `acceptances` holds `Some(A)` for an event (a refusal observed before it), the event is
+/// taken only from the stable states that refuse every event outside `A`: those whose
+/// acceptance is exactly `A` when `exact` (the implementation, which showed that acceptance),
+/// else a subset of it (the specification, matching the refusal).
+fn weak_trace_sets(
+    lts: &Lts,
+    trace: &[String],
+    acceptances: &[Option<Vec<String>>],
+    exact: bool,
+) -> Vec<BTreeSet<u32>> {
     let mut sets = vec![tau_closure(lts, BTreeSet::from([lts.initial()]))];
-    for event in trace {
-        let next = weak_step(lts, sets.last().expect("non-empty"), event);
+    for (i, event) in trace.iter().enumerate() {
+        let mut from = sets.last().expect("non-empty").clone();
+        if let Some(Some(acceptance)) = acceptances.get(i) {
+            let acceptance: BTreeSet<String> = acceptance.iter().cloned().collect();
+            from.retain(|&s| {
+                let accepts = visible_names(lts, s);
+                is_stable(lts, s)
+                    && if exact {
+                        accepts == acceptance
+                    } else {
+                        accepts.is_subset(&acceptance)
+                    }
+            });
+        }
+        let next = weak_step(lts, &from, event);
         sets.push(next);
     }
     sets
@@ -264,8 +409,15 @@ fn tau_closure(lts: &Lts, mut set: BTreeSet<u32>) -> BTreeSet<u32> {
     set
 }
 
+/// No tau and no ✓ out of `s`.
 fn is_stable(lts: &Lts, s: u32) -> bool {
-    lts.successors(s).all(|(l, _)| l != TAU)
+    lts.successors(s)
+        .all(|(l, _)| l != TAU && lts.label_names()[l as usize] != TICK)
+}
+
+fn can_terminate(lts: &Lts, s: u32) -> bool {
+    lts.successors(s)
+        .any(|(l, _)| l != TAU && lts.label_names()[l as usize] == TICK)
 }
 
 fn visible_names(lts: &Lts, s: u32) -> BTreeSet<String> {

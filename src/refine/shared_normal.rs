@@ -18,6 +18,7 @@ use std::sync::OnceLock;
 use parking_lot::Mutex;
 
 use super::normal::{minimal_acceptances, sorted_subset, visible_moves, SubsetMemo, EMPTY_SET};
+use super::revivals::{admissible_members, stable_groups, StableGroup};
 use crate::hash::{hash_u32_slice, WordBuildHasher};
 use crate::lts::Lts;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -44,6 +45,8 @@ struct Node {
     successors: OnceLock<Successors>,
     /// The minimal acceptance sets (each sorted).
     acceptances: OnceLock<Box<[Box<[u32]>]>>,
+    /// The stable members grouped by acceptance (revivals and refusal testing).
+    stable: OnceLock<Box<[StableGroup]>>,
 }
 
 /// A node's successors: `(event, node)` sorted by event, and, when the node has a successor
@@ -190,6 +193,26 @@ impl<'a> SharedNormalForm<'a> {
             .any(|a| sorted_subset(a, enabled))
     }
 
+    /// The stable members of `set` grouped by acceptance, computed on first use.
+    pub(crate) fn stable_groups(&self, set: u32) -> &[StableGroup] {
+        self.node(set).stable.get_or_init(|| {
+            stable_groups(self.spec, &self.event_of_label, self.members(set)).into()
+        })
+    }
+
+    /// The node of the members of `set` that a stable implementation state with acceptance
+    /// `enabled` (sorted) leaves from in refusal testing: the stable members that accept only
+    /// events of `enabled` ([`EMPTY_SET`] when there are none). Stable states have no taus, so
+    /// the set is tau-closed.
+    pub(crate) fn admissible_node(&self, set: u32, enabled: &[u32]) -> u32 {
+        let members = admissible_members(self.stable_groups(set), enabled);
+        if members.len() == self.members(set).len() {
+            set
+        } else {
+            self.intern(members)
+        }
+    }
+
     fn compute_successors(&self, set: u32) -> Successors {
         let mut moves: Vec<(u32, u32)> = Vec::new();
         visible_moves(
@@ -280,6 +303,7 @@ impl<'a> SharedNormalForm<'a> {
             members: members.clone(),
             successors: OnceLock::new(),
             acceptances: OnceLock::new(),
+            stable: OnceLock::new(),
         };
         if slots[offset].set(node).is_err() {
             unreachable!("a node id is given once");
