@@ -171,10 +171,11 @@ proptest! {
                             let mut longer = cex.trace.clone();
                             longer.push(event.clone());
                             prop_assert!(!oracle.after(&longer).is_empty());
-                            prop_assert!(oracle.is_stable(cex.state));
-                            let offers = oracle.offers(cex.state);
-                            prop_assert!(!offers.contains(event));
-                            prop_assert_eq!(&offers, &accepted.iter().cloned().collect());
+                            prop_assert!(oracle.refuses(cex.state, event));
+                            prop_assert_eq!(
+                                &oracle.acceptance(cex.state),
+                                &accepted.iter().cloned().collect()
+                            );
                             prop_assert!(after.contains(performer));
                             prop_assert!(oracle.offers(*performer).contains(event));
                         }

@@ -44,11 +44,7 @@ fn env_number(name: &str, default: u64) -> u64 {
 }
 
 fn model_of(m: CspModel) -> Model {
-    match m {
-        CspModel::Traces => Model::Traces,
-        CspModel::Failures => Model::Failures,
-        CspModel::FailuresDivergences => Model::FailuresDivergences,
-    }
+    Model::from_name(m.letters()).expect("a model weft knows")
 }
 
 fn explored(script: &Arc<Script>, process: &Proc) -> Lts {

@@ -1,8 +1,8 @@
 //! Determinism of any [`TransitionSystem`], on the fly (`P :[deterministic [F]]`, `[FD]`).
 //!
 //! The definition is that of [`super::properties`]: after no trace `s` can the process both
-//! perform an event `a` and stably refuse it (and, in the failures-divergences model, after no
-//! trace can it diverge). The search runs breadth first, on all workers of the engine, over the
+//! perform an event `a` and refuse it, stably or by terminating (✓ is a signal), and in the
+//! divergence models after no trace can it diverge. The search runs breadth first, on all workers of the engine, over the
 //! normal form of the process built as it goes: a node is the tau-closed set of states that one
 //! trace reaches, identified by the set itself. Expanding a node tests it and emits, one per
 //! visible event in the order of event names, the node after that event; so node ids are
@@ -20,7 +20,7 @@ use std::time::Instant;
 
 use super::divergence::DivergenceMemo;
 use super::label_names::LabelNames;
-use super::properties::{PropertyCounterexample, PropertyViolation};
+use super::properties::{PropertyCounterexample, PropertyViolation, TICK};
 use super::{Model, PropertySearch, RefineError, SystemOptions};
 use crate::explore::{Driven, Engine, Found, HashedVisited, RunOptions, StopSignal};
 use crate::ts::{Label, TransitionSystem, TAU};
@@ -102,8 +102,28 @@ impl<T: TransitionSystem> Subsets<'_, T> {
             .collect()
     }
 
-    /// The least event by name that a stable state of the set refuses and some state
-    /// performs.
+    /// Whether `label` is ✓.
+    fn is_tick(&self, label: Label) -> bool {
+        *self.names.name(label) == *TICK
+    }
+
+    /// Whether a state with these moves can terminate.
+    fn terminates(&self, moves: &Moves<T::State>) -> bool {
+        moves.1.iter().any(|&(l, _)| self.is_tick(l))
+    }
+
+    /// Whether a state with these moves refuses `event`: it is stable and does not offer it,
+    /// or it can terminate and `event` is not ✓ (✓ is a signal: such a state can refuse
+    /// every other event).
+    fn refuses(&self, moves: &Moves<T::State>, event: Label) -> bool {
+        if self.terminates(moves) {
+            !self.is_tick(event)
+        } else {
+            moves.0 && !moves.1.iter().any(|&(l, _)| l == event)
+        }
+    }
+
+    /// The least event by name that a state of the set refuses and some state performs.
     fn refused(&self, moves: &[Moves<T::State>]) -> Option<Label> {
         let mut initials: Vec<Label> = moves
             .iter()
@@ -112,14 +132,9 @@ impl<T: TransitionSystem> Subsets<'_, T> {
         initials.sort_unstable();
         initials.dedup();
         let mut least: Option<Label> = None;
-        for (stable, m) in moves {
-            if !stable {
-                continue;
-            }
+        for m in moves {
             for &a in &initials {
-                if !m.iter().any(|&(l, _)| l == a)
-                    && least.is_none_or(|b| self.names.cmp(a, b).is_lt())
-                {
+                if self.refuses(m, a) && least.is_none_or(|b| self.names.cmp(a, b).is_lt()) {
                     least = Some(a);
                 }
             }
@@ -181,7 +196,7 @@ pub fn search_determinism<T: TransitionSystem>(
     }
     let subsets = Subsets {
         ts,
-        fd: model == Model::FailuresDivergences,
+        fd: model.has_divergences(),
         names: LabelNames::new(ts),
         divergence: DivergenceMemo::new(ts),
     };
@@ -246,13 +261,17 @@ impl<T: TransitionSystem> Subsets<'_, T> {
                 let offers = |m: &[(Label, T::State)]| m.iter().any(|&(l, _)| l == event);
                 let at = moves
                     .iter()
-                    .position(|(stable, m)| *stable && !offers(m))
-                    .expect("a stable state refuses the event");
+                    .position(|m| self.refuses(m, event))
+                    .expect("a state refuses the event");
                 let performer = moves
                     .iter()
                     .position(|(_, m)| offers(m))
                     .expect("a state performs the event");
                 let mut accepted: Vec<Label> = moves[at].1.iter().map(|&(l, _)| l).collect();
+                if self.terminates(&moves[at]) {
+                    // It refuses by terminating: what it accepts is ✓ alone.
+                    accepted.retain(|&l| self.is_tick(l));
+                }
                 accepted.sort_unstable();
                 accepted.dedup();
                 accepted.sort_by(|&x, &y| self.names.cmp(x, y));

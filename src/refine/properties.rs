@@ -21,6 +21,8 @@
 //! - **deterministic [F]**: no trace `s` and event `a` such that `s^<a>` is a trace and
 //!   `(s, {a})` is a stable failure, i.e. after `s` some stable state refuses `a` while some
 //!   state (stable or not) reached by `s` can perform it; **[FD]** additionally no divergence.
+//!   ✓ is a signal (Roscoe): a state that can terminate can also refuse every event but ✓,
+//!   so `a -> STOP [] SKIP` is not deterministic (it is `a -> STOP [> SKIP`).
 //!   Checked on the normal form (tau-closed sets of states reached by each trace), breadth
 //!   first, so the trace is one of least length. ✓ counts as an event like any other;
 //! - **has trace**: `<e1, …, en>` (visible events, matched by name; ✓ can only come last since
@@ -63,11 +65,13 @@ pub enum PropertyViolation {
     Divergence,
     /// After the trace the process can perform `event`, and it can also refuse it: the
     /// counterexample's state is stable, does not offer `event`, and offers exactly
-    /// `accepted`. `performer` is a state reached by the trace that can perform `event`.
+    /// `accepted`, or it can terminate and refuses `event` by terminating (`accepted` is then
+    /// `✓` alone). `performer` is a state reached by the trace that can perform `event`.
     Nondeterminism {
         /// The event that can be both performed and refused after the trace.
         event: String,
-        /// The events the refusing (stable) state accepts, sorted by name.
+        /// The events the refusing state accepts, sorted by name: a stable state's initials,
+        /// or `✓` alone for a state that refuses by terminating.
         accepted: Vec<String>,
         /// A state reached by the trace (taus included) with a transition labelled `event`: its
         /// number in the system searched (not in the JSON output: an on-the-fly search's
@@ -171,9 +175,18 @@ pub fn divergence_free(lts: &Lts) -> Option<PropertyCounterexample> {
 /// counterexample with a shortest trace: an event the process can both perform and refuse
 /// after it, or (FD) a divergence.
 pub fn deterministic(lts: &Lts, model: Model) -> Option<PropertyCounterexample> {
-    if lts.num_states() == 0 || lts.is_deterministic() {
-        // No reachable tau and no label with two targets: each trace leads to one stable
-        // state, which offers all the trace's continuations; and nothing diverges.
+    let tick = tick_label(lts);
+    // A state that can terminate can also refuse every other event (✓ is a signal).
+    let terminates_or_more = |s: u32| {
+        let enabled = lts.enabled(s);
+        enabled.len() > 1 && tick.is_some_and(|t| enabled.contains(&t))
+    };
+    if lts.num_states() == 0
+        || (lts.is_deterministic() && !(0..lts.num_states()).any(terminates_or_more))
+    {
+        // No reachable tau, no label with two targets and no choice with ✓: each trace
+        // leads to one stable state, which offers all the trace's continuations; and nothing
+        // diverges.
         return None;
     }
     let fd = model.has_divergences();
@@ -207,14 +220,23 @@ pub fn deterministic(lts: &Lts, model: Model) -> Option<PropertyCounterexample> 
         }
         initials.sort_unstable_by_key(|&l| ranks[l as usize]);
         initials.dedup();
-        // The first event (by name) that a stable state of the set refuses.
+        // The first event (by name) that a stable state of the set refuses, or that a state
+        // that can terminate refuses (all but ✓).
         let mut refused: Option<(Label, u32)> = None;
         for &s in set {
-            if !lts.is_stable(s) {
+            let offered = lts.enabled(s);
+            let terminates = tick.is_some_and(|t| offered.binary_search(&t).is_ok());
+            if !terminates && !lts.is_stable(s) {
                 continue;
             }
-            let offered = lts.enabled(s);
-            if let Some(&a) = initials.iter().find(|a| offered.binary_search(a).is_err()) {
+            let refuses = |a: &&Label| {
+                if terminates {
+                    Some(**a) != tick
+                } else {
+                    offered.binary_search(a).is_err()
+                }
+            };
+            if let Some(&a) = initials.iter().find(refuses) {
                 if refused.is_none_or(|(b, _)| ranks[a as usize] < ranks[b as usize]) {
                     refused = Some((a, s));
                 }
@@ -227,6 +249,10 @@ pub fn deterministic(lts: &Lts, model: Model) -> Option<PropertyCounterexample> 
                 .find(|&s| lts.enabled(s).binary_search(&event).is_ok())
                 .expect("an event of the initials is enabled in some state of the set");
             let mut accepted: Vec<Label> = lts.enabled(state).to_vec();
+            if let Some(t) = tick.filter(|t| accepted.contains(t)) {
+                // It refuses by terminating: what it accepts is ✓ alone.
+                accepted = vec![t];
+            }
             accepted.sort_unstable_by_key(|&l| ranks[l as usize]);
             return Some(PropertyCounterexample {
                 trace: node_trace(lts, &parents, node as u32),

@@ -109,7 +109,7 @@ pub fn search_trace<T: TransitionSystem>(
     let following = Following {
         ts,
         wanted: trace,
-        fd: model == Model::FailuresDivergences,
+        fd: model.has_divergences(),
         names: LabelNames::new(ts),
         divergence: DivergenceMemo::new(ts),
     };

@@ -729,5 +729,9 @@ fn model_of(m: CspModel) -> Model {
         CspModel::Traces => Model::Traces,
         CspModel::Failures => Model::Failures,
         CspModel::FailuresDivergences => Model::FailuresDivergences,
+        CspModel::Revivals => Model::Revivals,
+        CspModel::RevivalsDivergences => Model::RevivalsDivergences,
+        CspModel::RefusalTesting => Model::RefusalTesting,
+        CspModel::RefusalTestingDivergences => Model::RefusalTestingDivergences,
     }
 }

@@ -131,12 +131,39 @@ impl<'a> Oracle<'a> {
             .collect()
     }
 
+    /// Whether state `s` can refuse `event`: stable and not offering it, or able to terminate
+    /// and `event` is not ✓.
+    pub fn refuses(&self, s: u32, event: &str) -> bool {
+        let offers = self.offers(s);
+        if offers.contains(TICK) {
+            event != TICK
+        } else {
+            self.is_stable(s) && !offers.contains(event)
+        }
+    }
+
+    /// What a refusing state accepts: its offers when stable, `{✓}` when it can terminate.
+    pub fn acceptance(&self, s: u32) -> BTreeSet<String> {
+        let offers = self.offers(s);
+        if offers.contains(TICK) {
+            BTreeSet::from([TICK.to_string()])
+        } else {
+            offers
+        }
+    }
+
     /// Whether `(trace, refusal)` is a stable failure: some stable state reached by the
-    /// trace offers no event of `refusal`.
+    /// trace offers no event of `refusal`, or (✓ being a signal: `s^<✓>` a trace makes
+    /// `(s, Σ)` a failure) some state reached by it can terminate and `refusal` leaves ✓ out.
     pub fn is_failure(&self, trace: &[String], refusal: &BTreeSet<String>) -> bool {
-        self.after(trace)
-            .into_iter()
-            .any(|s| self.is_stable(s) && self.offers(s).is_disjoint(refusal))
+        self.after(trace).into_iter().any(|s| {
+            let offers = self.offers(s);
+            if offers.contains(TICK) {
+                !refusal.contains(TICK)
+            } else {
+                self.is_stable(s) && offers.is_disjoint(refusal)
+            }
+        })
     }
 
     /// Whether `s` is a deadlock in the failures sense: stable and refusing every event.

@@ -54,8 +54,12 @@ impl<'a> Facts<'a> {
             .map(|(_, t)| t)
     }
 
+    /// Stable: no tau and no ✓ (✓ is a signal: a state that can terminate can refuse every
+    /// other event, and its own acceptance is not observed).
     fn is_stable(&self, s: u32) -> bool {
-        self.tau_successors(s).next().is_none()
+        self.lts
+            .outgoing(s)
+            .all(|(l, _)| l.is_some_and(|name| name != "✓"))
     }
 
     /// The states reachable from `set` by zero or more taus.
@@ -106,11 +110,11 @@ pub fn shortest_violation(spec: &RawLts, implementation: &RawLts, model: Model) 
             break;
         }
         let spec_divergent = set.iter().any(|&u| sp.divergent[u as usize]);
-        if model == Model::FailuresDivergences && spec_divergent {
+        if model.has_divergences() && spec_divergent {
             // Divergence is chaos: nothing after it is a violation.
             continue;
         }
-        if model == Model::FailuresDivergences && im.divergent[s as usize] {
+        if model.has_divergences() && im.divergent[s as usize] {
             found(d, &mut best);
         }
         if model != Model::Traces && im.is_stable(s) {

@@ -274,22 +274,11 @@ fn lex_symbol(s: &str) -> Option<(Tok, usize)> {
     use Tok::*;
     // Refinement tokens first: `[T=` etc. (but not `[T==`).
     if let Some(rest) = s.strip_prefix('[') {
-        for (letters, model) in [
-            ("FD", Some(Model::FailuresDivergences)),
-            ("F", Some(Model::Failures)),
-            ("T", Some(Model::Traces)),
-            ("VD", None),
-            ("V", None),
-            ("RD", None),
-            ("R", None),
-        ] {
+        for model in Model::ALL {
+            let letters = model.letters();
             if let Some(after) = rest.strip_prefix(letters) {
                 if after.starts_with('=') && !after.starts_with("==") {
-                    let tok = match model {
-                        Some(m) => Refines(m),
-                        None => RefinesOther(letters.to_string()),
-                    };
-                    return Some((tok, 2 + letters.len()));
+                    return Some((Refines(model), 2 + letters.len()));
                 }
             }
         }

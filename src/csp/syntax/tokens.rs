@@ -14,16 +14,44 @@ pub enum Model {
     Failures,
     /// Failures-divergences `[FD=`.
     FailuresDivergences,
+    /// Revivals `[V=`.
+    Revivals,
+    /// Revivals-divergences `[VD=`.
+    RevivalsDivergences,
+    /// Refusal testing `[R=`.
+    RefusalTesting,
+    /// Refusal-testing-divergences `[RD=`.
+    RefusalTestingDivergences,
 }
 
 impl Model {
-    /// The model's letters as written in CSPm (`T`, `F`, `FD`).
+    /// Every model, in the order [`Model::letters`] are tried by the lexer (longest first).
+    pub const ALL: [Model; 7] = [
+        Model::FailuresDivergences,
+        Model::Failures,
+        Model::Traces,
+        Model::RevivalsDivergences,
+        Model::Revivals,
+        Model::RefusalTestingDivergences,
+        Model::RefusalTesting,
+    ];
+
+    /// The model's letters as written in CSPm (`T`, `F`, `FD`, `V`, `VD`, `R`, `RD`).
     pub fn letters(self) -> &'static str {
         match self {
             Model::Traces => "T",
             Model::Failures => "F",
             Model::FailuresDivergences => "FD",
+            Model::Revivals => "V",
+            Model::RevivalsDivergences => "VD",
+            Model::RefusalTesting => "R",
+            Model::RefusalTestingDivergences => "RD",
         }
+    }
+
+    /// The model written with `letters`, if any.
+    pub fn from_letters(letters: &str) -> Option<Model> {
+        Model::ALL.into_iter().find(|m| m.letters() == letters)
     }
 }
 
@@ -117,10 +145,8 @@ pub enum Tok {
     Parallel,
     Interrupt,
     Timeout,
-    /// `[T=`, `[F=`, `[FD=`.
+    /// `[T=`, `[F=`, `[FD=`, `[V=`, `[VD=`, `[R=`, `[RD=`.
     Refines(Model),
-    /// A refinement in a model outside the subset (`[V=`, `[R=`, ...): its letters.
-    RefinesOther(String),
     /// `:[name [model]]` of an assertion; `name` normalised to single spaces, lower case.
     Property {
         name: String,
@@ -198,7 +224,6 @@ impl Tok {
                 | Hash
                 | Underscore
                 | Refines(_)
-                | RefinesOther(_)
                 | Unsupported(_)
         )
     }
@@ -258,7 +283,6 @@ impl Tok {
                 | Percent
                 | Caret
                 | Refines(_)
-                | RefinesOther(_)
                 | Property { .. }
                 | Unsupported(_)
         )
@@ -275,7 +299,6 @@ impl Tok {
             Error(m) => return m.clone(),
             Eof => "end of file",
             Property { name, .. } => return format!("`:[{name}]`"),
-            RefinesOther(m) => return format!("`[{m}=`"),
             Refines(m) => return format!("`[{}=`", m.letters()),
             Unsupported(s) => return format!("`{s}`"),
             other => return format!("`{}`", other.text()),

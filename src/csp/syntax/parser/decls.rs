@@ -373,22 +373,16 @@ impl Parser<'_> {
                     imp,
                 }
             }
-            Tok::RefinesOther(m) => {
-                return Err(unsupported(
-                    self.span(),
-                    &format!("refinement in the `[{m}=` model"),
-                ))
-            }
             Tok::Property { name, model } => {
                 let span = self.bump().span;
                 let model = match model.as_deref() {
                     None => None,
-                    Some("T") => Some(Model::Traces),
-                    Some("F") => Some(Model::Failures),
-                    Some("FD") => Some(Model::FailuresDivergences),
-                    Some(other) => {
-                        return Err(unsupported(span, &format!("the model `[{other}]`")));
-                    }
+                    Some(letters) => match Model::from_letters(letters) {
+                        Some(m) => Some(m),
+                        None => {
+                            return Err(unsupported(span, &format!("the model `[{letters}]`")));
+                        }
+                    },
                 };
                 let property = match name.as_str() {
                     "deadlock free" => {
