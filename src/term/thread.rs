@@ -31,8 +31,15 @@ pub struct TermThread<L: SectionLock = BusyForbidden> {
     unflushed_hits: Cell<u64>,
 }
 
+impl<L: SectionLock> TermTable<L> {
+    /// Makes the calling thread a user of the table.
+    pub fn register_thread(self: &Arc<Self>) -> TermThread<L> {
+        TermThread::new(self.clone())
+    }
+}
+
 impl<L: SectionLock> TermThread<L> {
-    pub(crate) fn new(table: Arc<TermTable<L>>) -> TermThread<L> {
+    fn new(table: Arc<TermTable<L>>) -> TermThread<L> {
         let member = table.lock.join();
         let protection = Arc::new(ProtectionSet {
             slots: UnsafeCell::new(Vec::new()),
