@@ -11,6 +11,8 @@
 //! - [`hash_words`] (the explorer's state index) and [`hash_u32_slice`] (open-addressed sets
 //!   of state ids), which add an avalanche finaliser: see [`avalanche`] for why.
 
+#![forbid(unsafe_code)]
+
 use std::hash::Hasher;
 
 use rustc_hash::{FxBuildHasher, FxHasher};

@@ -2,6 +2,8 @@
 //! `--threads`, a test, a default), so that the engines take it as it is. Imports nothing of
 //! weft.
 
+#![forbid(unsafe_code)]
+
 use std::fmt;
 use std::num::NonZeroUsize;
 use std::str::FromStr;

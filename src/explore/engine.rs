@@ -24,6 +24,8 @@
 //! level in which one is found, and picks the least by (depth, id): a shortest one, the same at
 //! every thread count.
 
+#![forbid(unsafe_code)]
+
 use std::sync::atomic::{AtomicBool, AtomicU64 as StdAtomicU64, Ordering};
 use std::time::Instant;
 

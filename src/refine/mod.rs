@@ -26,6 +26,8 @@
 //! facts of the two systems (tau-closures, divergence, enabled sets) that the `Lts` computes on
 //! first use and caches.
 
+#![forbid(unsafe_code)]
+
 mod antichain;
 mod divergence;
 mod engine;
