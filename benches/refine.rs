@@ -37,7 +37,7 @@ fn bench_lnk(c: &mut Criterion) {
                     model,
                     search,
                     no_antichain: false,
-                    threads: 1,
+                    threads: weft::threads::Threads::ONE,
                 };
                 let id =
                     BenchmarkId::new(format!("{}/{search:?}", model.name()), format!("{n}x{k}"));
@@ -65,7 +65,8 @@ fn bench_lnk_threads(c: &mut Criterion) {
                     model,
                     search: Search::Bfs,
                     no_antichain: false,
-                    threads,
+                    threads: weft::threads::Threads::new(threads)
+                        .expect("a thread count from 1 to 1024"),
                 };
                 let id = BenchmarkId::new(
                     format!("{}/threads{threads}", model.name()),

@@ -24,7 +24,7 @@ step() { printf '\n==> %s\n' "$*" >&2; }
 # The test files of the quick subset: each runs in about a second (release build); left out:
 # csp_semantics, lts_corpus, refine_linearizability (corpus oracles, 3-7 s each) and the
 # proptest files (*_props).
-QUICK_TESTS=(check_cli csp_corpus csp_errors csp_eval csp_libcspm csp_precedence errors_cli examples explore_threads lts_cli properties_corpus refine_cli refine_corpus refine_examples refine_replay state_index sync_protocol term_library)
+QUICK_TESTS=(check_cli csp_cases csp_corpus csp_errors csp_eval csp_libcspm csp_precedence errors_cli examples explore_threads lts_cli properties_corpus refine_cli refine_corpus refine_examples refine_replay state_index sync_protocol term_library)
 
 step "cargo fmt --check"
 cargo fmt --all -- --check

@@ -16,6 +16,8 @@
 //! `annotate-snippets` crate (the renderer of rustc's diagnostics); colour is the caller's
 //! choice ([`use_color`] tells whether standard error is a terminal).
 
+#![forbid(unsafe_code)]
+
 use std::io::IsTerminal;
 
 use annotate_snippets::{AnnotationKind, Group, Level, Origin, Renderer, Snippet};

@@ -1,7 +1,7 @@
 //! weft: a multi-threaded explicit-state exploration engine and antichain refinement checker.
 //!
-//! Layers, bottom to top (a module imports only from layers below it): `sync`; `term` and
-//! [`ts`]; [`lts`]; [`refine`]. See `DESIGN.md` in the project's shared folder for the whole
+//! Layers, bottom to top (a module imports only from layers below it): `sync`; `term`,
+//! [`ts`] and [`threads`]; [`lts`]; [`refine`]. See `DESIGN.md` in the project's shared folder for the whole
 //! shape.
 
 // Processes are terms of the process-wide table, which loom builds (models of `sync` and
@@ -17,6 +17,7 @@ pub mod lts;
 pub mod refine;
 pub mod sync;
 pub mod term;
+pub mod threads;
 pub mod ts;
 #[cfg(not(loom))]
 pub mod verify;

@@ -5,6 +5,8 @@
 //! CSPm processes (`csp`) implement it; the explorer and the refinement checker consume it.
 //! This module imports nothing of weft.
 
+#![forbid(unsafe_code)]
+
 use std::hash::Hash;
 
 /// A transition label: an index into the system's label table; [`TAU`] is internal.

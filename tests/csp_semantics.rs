@@ -42,7 +42,7 @@ fn dining_philosophers_five() {
     for threads in [1, 2, 4] {
         let sys = CspSystem::new(&script, &p).unwrap();
         let opts = ExploreOptions {
-            threads,
+            threads: weft::threads::Threads::new(threads).expect("a thread count from 1 to 1024"),
             ..Default::default()
         };
         let r = explore(&sys, &opts);
@@ -388,7 +388,7 @@ fn garbage_collection_during_exploration_keeps_every_state() {
                 weft::term::global().register_thread().collect_garbage();
             });
         let opts = ExploreOptions {
-            threads,
+            threads: weft::threads::Threads::new(threads).expect("a thread count from 1 to 1024"),
             record_transitions: true,
             on_level: Some(collect),
             ..Default::default()

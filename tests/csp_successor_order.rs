@@ -89,7 +89,7 @@ fn compare(load: &dyn Fn() -> Arc<Script>, pick: &dyn Fn(&Script) -> Proc, what:
     let r = explore(
         &a,
         &ExploreOptions {
-            threads: 1,
+            threads: weft::threads::Threads::ONE,
             max_states: Some(EXPLORE),
             ..Default::default()
         },
@@ -101,7 +101,7 @@ fn compare(load: &dyn Fn() -> Arc<Script>, pick: &dyn Fn(&Script) -> Proc, what:
     explore(
         &b,
         &ExploreOptions {
-            threads: 4,
+            threads: weft::threads::Threads::new(4).expect("4 threads"),
             max_states: Some(EXPLORE),
             ..Default::default()
         },

@@ -126,7 +126,7 @@ fn explore_scaling_model(n: u32, threads: usize) -> (u64, u64, f64) {
     let process = script.process("SYSTEM", &[]).expect("SYSTEM");
     let system = weft::csp::CspSystem::new(&script, &process).expect("system");
     let opts = weft::explore::ExploreOptions {
-        threads,
+        threads: weft::threads::Threads::new(threads).expect("a thread count from 1 to 1024"),
         ..Default::default()
     };
     let result = weft::explore::explore(&system, &opts);

@@ -38,7 +38,7 @@ fn check(path: &str) {
     let reachable = dist.iter().filter(|d| d.is_some()).count() as u64;
     for threads in [1, 2, 4] {
         let opts = ExploreOptions {
-            threads,
+            threads: weft::threads::Threads::new(threads).expect("a thread count from 1 to 1024"),
             record_transitions: true,
             ..Default::default()
         };
@@ -100,7 +100,7 @@ fn state_limit_stops_cleanly() {
     let lts = read_aut_file(&path, &AutOptions::default()).unwrap();
     for threads in [1, 2] {
         let opts = ExploreOptions {
-            threads,
+            threads: weft::threads::Threads::new(threads).expect("a thread count from 1 to 1024"),
             max_states: Some(1000),
             ..Default::default()
         };

@@ -81,7 +81,7 @@ fn check_at_thread_counts(
             model,
             search: Search::Bfs,
             no_antichain: false,
-            threads,
+            threads: weft::threads::Threads::new(threads).expect("a thread count from 1 to 1024"),
         };
         let mut r = check(spec, implementation, &opts)
             .unwrap_or_else(|e| panic!("{what}: --threads {threads}: {e}"));

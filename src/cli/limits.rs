@@ -4,17 +4,14 @@
 use std::time::Duration;
 
 use clap::Args;
-
-/// The most worker threads a run may ask for: far more than any machine's cores, few enough
-/// for the system to start.
-pub const MAX_THREADS: usize = 1024;
+use weft::threads::Threads;
 
 /// Limits and parallelism of a search.
 #[derive(Args, Clone, Debug, Default)]
 pub struct SearchArgs {
     /// Worker threads (default: all cores; at most 1024).
     #[arg(long, value_name = "N", value_parser = parse_threads, allow_negative_numbers = true)]
-    pub threads: Option<usize>,
+    pub threads: Option<Threads>,
     /// Stop a search after this many states (exit code 2: no verdict).
     #[arg(long, value_name = "N", value_parser = parse_max_states, allow_negative_numbers = true)]
     pub max_states: Option<u64>,
@@ -29,10 +26,8 @@ pub struct SearchArgs {
 
 impl SearchArgs {
     /// The worker threads: as given, else one per core.
-    pub fn threads(&self) -> usize {
-        self.threads
-            .unwrap_or_else(num_cpus::get)
-            .clamp(1, MAX_THREADS)
+    pub fn threads(&self) -> Threads {
+        self.threads.unwrap_or_else(Threads::all_cores)
     }
 
     /// The memory and time limits of one search (its time counted from now), interruptible
@@ -52,16 +47,8 @@ impl SearchArgs {
     }
 }
 
-fn parse_threads(s: &str) -> Result<usize, String> {
-    match s.trim().parse::<i64>() {
-        Ok(n) if (1..=MAX_THREADS as i64).contains(&n) => Ok(n as usize),
-        Ok(n) => Err(format!(
-            "{n} threads: the number of threads must be from 1 to {MAX_THREADS}"
-        )),
-        Err(_) => Err(format!(
-            "`{s}` is not a number of threads (a whole number from 1 to {MAX_THREADS})"
-        )),
-    }
+fn parse_threads(s: &str) -> Result<Threads, String> {
+    s.parse::<Threads>().map_err(|e| e.to_string())
 }
 
 fn parse_max_states(s: &str) -> Result<u64, String> {
@@ -127,7 +114,7 @@ mod tests {
 
     #[test]
     fn threads_are_bounded() {
-        assert_eq!(parse_threads("4"), Ok(4));
+        assert_eq!(parse_threads("4").map(Threads::get), Ok(4));
         assert!(parse_threads("0").is_err());
         assert!(parse_threads("-1").unwrap_err().contains("from 1 to"));
         assert!(parse_threads("100000").unwrap_err().contains("1024"));

@@ -5,6 +5,8 @@
 //! (CSPm or `.aut`) as the source line with the span underlined, any other as
 //! `weft: error: message`; with `--json`, also as `{"error": {...}}` on stdout.
 
+#![forbid(unsafe_code)]
+
 use clap::{Parser, Subcommand};
 
 use weft::csp::CspError;

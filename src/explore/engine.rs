@@ -24,6 +24,8 @@
 //! level in which one is found, and picks the least by (depth, id): a shortest one, the same at
 //! every thread count.
 
+#![forbid(unsafe_code)]
+
 use std::sync::atomic::{AtomicBool, AtomicU64 as StdAtomicU64, Ordering};
 use std::time::Instant;
 
@@ -34,6 +36,7 @@ use super::index::Segmented;
 use super::limits::{StopReason, StopSignal};
 use super::{ExploreError, ExploreStats, LevelObserver, LevelReport, WORKER_STACK_BYTES};
 use crate::sync::shim::{AtomicU32, AtomicU64};
+use crate::threads::Threads;
 use crate::ts::{Label, TransitionSystem};
 
 /// States expanded by a worker between two looks at the stop signal.
@@ -297,9 +300,9 @@ pub struct HashedVisited<S: std::hash::Hash + Eq> {
 
 impl<S: std::hash::Hash + Eq + Clone> HashedVisited<S> {
     /// An empty index for `threads` workers.
-    pub fn new(threads: usize) -> Self {
+    pub fn new(threads: Threads) -> Self {
         // Many more shards than threads: two workers then rarely want the same shard's lock.
-        let shards = (threads.max(1) * 256).next_power_of_two();
+        let shards = (threads.get() * 256).next_power_of_two();
         HashedVisited {
             index: DashMap::with_hasher_and_shard_amount(Default::default(), shards),
         }
@@ -432,28 +435,27 @@ impl<'a, S, W> LevelPart<'a, S, W> {
 /// The engine: a pool of worker threads, kept for a whole run of searches.
 pub struct Engine {
     pool: rayon::ThreadPool,
-    threads: usize,
+    threads: Threads,
 }
 
 impl Engine {
-    /// An engine with `threads` workers (at least 1).
-    pub fn new(threads: usize) -> Result<Engine, ExploreError> {
-        let threads = threads.max(1);
+    /// An engine with `threads` workers.
+    pub fn new(threads: Threads) -> Result<Engine, ExploreError> {
         let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
+            .num_threads(threads.get())
             // Successor functions may recurse deeply (nested process terms): reserve room
             // (virtual memory only; pages are touched as used).
             .stack_size(WORKER_STACK_BYTES)
             .build()
             .map_err(|e| ExploreError::Threads {
-                threads,
+                threads: threads.get(),
                 reason: e.to_string(),
             })?;
         Ok(Engine { pool, threads })
     }
 
     /// The number of workers.
-    pub fn threads(&self) -> usize {
+    pub fn threads(&self) -> Threads {
         self.threads
     }
 
@@ -474,7 +476,7 @@ impl Engine {
         stop: &StopSignal,
     ) -> Run<D::State, D::Witness> {
         self.pool
-            .install(|| run_in_pool(system, visited, opts, stop, self.threads))
+            .install(|| run_in_pool(system, visited, opts, stop, self.threads.get()))
     }
 }
 

@@ -115,22 +115,11 @@ impl Drop for IndexHandle {
 
 static NEXT_INDEX: StdAtomicU64 = StdAtomicU64::new(1);
 
-/// The hash of a key: multiply-rotate over pairs of words, then an avalanche.
+/// The hash of a key: the crate's hasher with every bit mixed (the slot and the tag come
+/// from the high 32 bits).
 #[inline]
 pub fn hash_key(key: &[u32]) -> u64 {
-    const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
-    let mut h = key.len() as u64;
-    let mut pairs = key.chunks_exact(2);
-    for pair in &mut pairs {
-        let word = pair[0] as u64 | (pair[1] as u64) << 32;
-        h = (h.rotate_left(5) ^ word).wrapping_mul(SEED);
-    }
-    if let [last] = pairs.remainder() {
-        h = (h.rotate_left(5) ^ *last as u64).wrapping_mul(SEED);
-    }
-    h ^= h >> 33;
-    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
-    h ^ (h >> 33)
+    crate::hash::hash_words(key)
 }
 
 impl StateIndex {

@@ -17,6 +17,7 @@ pub mod index;
 pub mod limits;
 
 use crate::lts::Lts;
+use crate::threads::Threads;
 use crate::ts::{Label, TransitionSystem};
 
 pub use engine::{
@@ -48,8 +49,8 @@ pub type LevelObserver = std::sync::Arc<dyn Fn(&LevelReport) + Send + Sync>;
 /// Options of an exploration.
 #[derive(Clone)]
 pub struct ExploreOptions {
-    /// Worker threads (at least 1).
-    pub threads: usize,
+    /// Worker threads.
+    pub threads: Threads,
     /// Keep every transition (needed for [`Exploration::to_lts`]).
     pub record_transitions: bool,
     /// Keep at most this many states; exploration stops at the end of the level in which the
@@ -62,7 +63,7 @@ pub struct ExploreOptions {
 impl Default for ExploreOptions {
     fn default() -> Self {
         ExploreOptions {
-            threads: num_cpus::get(),
+            threads: Threads::all_cores(),
             record_transitions: false,
             max_states: None,
             on_level: None,

@@ -24,12 +24,12 @@
 //! mCRL2 and CADP do). A gzip stream (detected by its magic bytes) is decompressed on the fly.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::io::{self, BufRead, Read, Write};
 use std::path::{Path, PathBuf};
 
 use super::Lts;
 use crate::excerpt::Excerpt;
+use crate::hash::WordBuildHasher;
 use crate::ts::{Label, TAU};
 
 /// Options of the `.aut` reader.
@@ -333,47 +333,6 @@ fn find_newline(bytes: &[u8]) -> Option<usize> {
         .map(|i| at + i)
 }
 
-/// A fast hasher for label bytes (multiply-rotate over 8-byte words).
-#[derive(Default, Clone, Copy)]
-struct LabelHasher(u64);
-
-const HASH_MULTIPLIER: u64 = 0x517c_c1b7_2722_0a95;
-
-impl LabelHasher {
-    #[inline]
-    fn add(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(HASH_MULTIPLIER);
-    }
-}
-
-impl Hasher for LabelHasher {
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        let mut words = bytes.chunks_exact(8);
-        for chunk in &mut words {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(chunk);
-            self.add(u64::from_le_bytes(word));
-        }
-        let rest = words.remainder();
-        if !rest.is_empty() {
-            let mut word = [0u8; 8];
-            word[..rest.len()].copy_from_slice(rest);
-            self.add(u64::from_le_bytes(word));
-        }
-    }
-
-    #[inline]
-    fn write_usize(&mut self, n: usize) {
-        self.add(n as u64);
-    }
-
-    #[inline]
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
 /// The declared figures of the `des` line.
 #[derive(Clone, Copy)]
 struct Header {
@@ -397,7 +356,7 @@ struct Parser {
     line: u64,
     header: Option<Header>,
     size_hint: Option<u64>,
-    labels: HashMap<Box<[u8]>, Label, BuildHasherDefault<LabelHasher>>,
+    labels: HashMap<Box<[u8]>, Label, WordBuildHasher>,
     names: Vec<String>,
     /// Transitions per source state (`counts[s + 1]`), when every declared state gets an
     /// adjacency entry; `None` when the header declares far more states than the input can use.
@@ -417,8 +376,7 @@ struct Parser {
 
 impl Parser {
     fn new(opts: &AutOptions, size_hint: Option<u64>) -> Parser {
-        let mut labels: HashMap<Box<[u8]>, Label, BuildHasherDefault<LabelHasher>> =
-            HashMap::default();
+        let mut labels: HashMap<Box<[u8]>, Label, WordBuildHasher> = HashMap::default();
         for name in &opts.tau_labels {
             labels.insert(name.as_bytes().into(), TAU);
         }

@@ -15,6 +15,8 @@
 //! Submodules: [`aut`] (the Aldebaran `.aut` reader and writer), [`dot`] (Graphviz output),
 //! [`facts`] (the derived facts).
 
+#![forbid(unsafe_code)]
+
 pub mod aut;
 pub mod dot;
 pub mod facts;

@@ -32,6 +32,8 @@
 //! facts of the two systems (tau-closures, divergence, enabled sets) that the `Lts` computes on
 //! first use and caches.
 
+#![forbid(unsafe_code)]
+
 mod antichain;
 mod determinism;
 mod divergence;
@@ -51,6 +53,7 @@ use std::time::{Duration, Instant};
 
 use crate::explore::{Engine, HashedVisited, LevelObserver, RunOptions, StopReason, StopSignal};
 use crate::lts::Lts;
+use crate::threads::Threads;
 use crate::ts::{Label, TransitionSystem, TAU};
 use antichain::ConcurrentAntichain;
 use shared_normal::SharedNormalForm;
@@ -209,9 +212,9 @@ pub struct CheckOptions {
     pub search: Search,
     /// Use the classical algorithm: a visited set of exact pairs instead of the antichain.
     pub no_antichain: bool,
-    /// Worker threads of the breadth-first search (at least 1). The verdict, the statistics
-    /// and the counterexample do not depend on it.
-    pub threads: usize,
+    /// Worker threads of the breadth-first search. The verdict, the statistics and the
+    /// counterexample do not depend on it.
+    pub threads: Threads,
 }
 
 impl Default for CheckOptions {
@@ -220,7 +223,7 @@ impl Default for CheckOptions {
             model: Model::FailuresDivergences,
             search: Search::Bfs,
             no_antichain: false,
-            threads: 1,
+            threads: Threads::ONE,
         }
     }
 }
@@ -348,7 +351,8 @@ pub enum RefineError {
     /// The product has more pairs than the checker can index.
     #[error("the product has more than {0} pairs: too large to check")]
     TooManyPairs(u64),
-    /// The worker threads could not be started.
+    /// The worker threads could not be started (the system refused them; their number was
+    /// checked when the [`Threads`] was made).
     #[error("{0}")]
     Threads(String),
     /// The implementation does not number its states (an on-the-fly check needs it).
@@ -494,7 +498,7 @@ pub fn check_system<I: TransitionSystem>(
         spec_sets: nf.num_sets() as u64,
         seconds: 0.0,
         levels: run.stats.levels,
-        threads: engine.threads(),
+        threads: engine.threads().get(),
     };
     let mut impl_state = None;
     let mut impl_path = Vec::new();

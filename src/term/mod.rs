@@ -14,6 +14,20 @@
 //! - Collection is mark-and-sweep from every protection set and registered root set,
 //!   triggered when the insertions since the last collection reach the number of live terms
 //!   then (constant cost per created term, §5.1.3), or on demand.
+//!
+//! # Layering
+//!
+//! The files import one way only, each from those above it in this list (and from `sync`):
+//!
+//! 1. `symbol`: function symbols, interned by name and arity.
+//! 2. `node`: a term's memory layout, [`TermRef`], [`TermId`] and the hash of a term.
+//! 3. `table`: the [`TermTable`] (buckets, lookup and insertion, collection, growth), the
+//!    per-thread protection sets as the collector sees them, [`RootSet`].
+//! 4. `thread`: [`TermThread`] (a thread's membership and protection set, and
+//!    `TermTable::register_thread`, which makes one), [`Term`], [`SharedSection`].
+//!
+//! `table` never names `thread`: what a collection needs from a thread (its protection set,
+//! the counters it flushes) lives in `table`, and `thread` drives the table's lock.
 
 mod node;
 mod symbol;

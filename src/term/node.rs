@@ -13,6 +13,7 @@ use std::marker::PhantomData;
 use std::ptr::NonNull;
 
 use super::symbol::Symbol;
+use crate::hash::WordHasher;
 use crate::sync::shim::{AtomicPtr, Ordering};
 
 #[repr(C)]
@@ -94,16 +95,17 @@ impl Node {
     }
 }
 
-/// Hash of a term given by its symbol and payload.
+/// Hash of a term given by its symbol and payload: the crate's hasher over the symbol's address
+/// and the payload words (the table takes the bucket from the low bits).
 #[cfg(not(loom))]
 #[inline]
 pub(crate) fn hash_of(symbol: Symbol, payload: &[usize]) -> u64 {
-    const K: u64 = 0x9E37_79B9_7F4A_7C15;
-    let mut h = (symbol.addr() as u64).wrapping_mul(K);
+    let mut h = WordHasher::default();
+    h.write_usize(symbol.addr());
     for &w in payload {
-        h = (h.rotate_left(23) ^ w as u64).wrapping_mul(K);
+        h.write_usize(w);
     }
-    h ^ (h >> 32)
+    h.finish()
 }
 
 /// Hash of a term under loom: loom replays a schedule by running the model again and needs
@@ -111,15 +113,13 @@ pub(crate) fn hash_of(symbol: Symbol, payload: &[usize]) -> u64 {
 /// from run to run; so only the symbol's name and arity and an integer's value count here.
 #[cfg(loom)]
 pub(crate) fn hash_of(symbol: Symbol, payload: &[usize]) -> u64 {
-    const K: u64 = 0x9E37_79B9_7F4A_7C15;
-    let mut h = (symbol.arity() as u64).wrapping_mul(K);
-    for &byte in symbol.name().as_bytes() {
-        h = (h.rotate_left(5) ^ u64::from(byte)).wrapping_mul(K);
-    }
+    let mut h = WordHasher::default();
+    h.write_usize(symbol.arity());
+    h.write(symbol.name().as_bytes());
     if symbol.is_int() {
-        h = (h.rotate_left(23) ^ payload[0] as u64).wrapping_mul(K);
+        h.write_usize(payload[0]);
     }
-    h ^ (h >> 32)
+    h.finish()
 }
 
 /// A term borrowed for `'a`: something (a [`Term`](super::Term) handle, a protected parent,

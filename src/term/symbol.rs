@@ -1,5 +1,7 @@
 //! Function symbols: a name and an arity, interned so that equality is a pointer comparison.
 
+#![forbid(unsafe_code)]
+
 use std::collections::HashMap;
 use std::fmt;
 use std::hash::{Hash, Hasher};

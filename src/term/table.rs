@@ -9,7 +9,6 @@ use std::time::Instant;
 
 use super::node::{hash_of, Node, TermId};
 use super::symbol::Symbol;
-use super::thread::TermThread;
 use crate::sync::shim::{self, AtomicPtr, Mutex, Ordering, UnsafeCell};
 use crate::sync::{BusyForbidden, SectionLock};
 
@@ -62,7 +61,8 @@ unsafe impl Sync for ProtectionSet {}
 unsafe impl Send for ProtectionSet {}
 
 /// A thread-safe table of maximally shared terms, guarded by a readers-writer lock `L`
-/// (the busy-forbidden protocol by default). Threads use it through a [`TermThread`].
+/// (the busy-forbidden protocol by default). Threads use it through a `TermThread` (module
+/// `thread`, which adds `register_thread`: this module knows nothing of threads' handles).
 pub struct TermTable<L: SectionLock = BusyForbidden> {
     pub(crate) lock: L,
     /// Replaced only in the exclusive section; read in shared sections.
@@ -136,11 +136,6 @@ impl<L: SectionLock> TermTable<L> {
         }
     }
 
-    /// Makes the calling thread a user of the table.
-    pub fn register_thread(self: &Arc<Self>) -> TermThread<L> {
-        TermThread::new(self.clone())
-    }
-
     /// Registers a container whose terms the collector must keep; it stays registered until
     /// the returned registration is dropped.
     pub fn register_roots(self: &Arc<Self>, roots: Arc<dyn RootSet>) -> RootRegistration<L> {
@@ -156,7 +151,7 @@ impl<L: SectionLock> TermTable<L> {
     }
 
     /// The table's counters (per-thread counts are included when their threads flush them:
-    /// every 64 insertions, at a collection, and when a [`TermThread`] is dropped).
+    /// every 64 insertions, at a collection, and when a thread's handle is dropped).
     pub fn stats(&self) -> TermStats {
         let relaxed = std::sync::atomic::Ordering::Relaxed;
         // Ordering (all loads): Relaxed; statistics need no synchronisation.

@@ -3,6 +3,7 @@
 use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::hash::{Hash, Hasher};
+use std::marker::PhantomData;
 use std::ptr::NonNull;
 use std::sync::atomic::Ordering as StdOrdering;
 use std::sync::Arc;
@@ -19,7 +20,8 @@ const INSERT_BATCH: u32 = 64;
 const STATS_BATCH: u64 = 4096;
 
 /// One thread's access to a [`TermTable`]: its membership in the table's lock and its
-/// protection set. Not `Send`: create one per thread with [`TermTable::register_thread`].
+/// protection set. Neither `Send` nor `Sync`, whatever the lock: create one per thread with
+/// [`TermTable::register_thread`].
 pub struct TermThread<L: SectionLock = BusyForbidden> {
     table: Arc<TermTable<L>>,
     member: L::Member,
@@ -29,10 +31,20 @@ pub struct TermThread<L: SectionLock = BusyForbidden> {
     unflushed_inserts: Cell<u32>,
     unflushed_creations: Cell<u64>,
     unflushed_hits: Cell<u64>,
+    /// Keeps the type on its thread even for locks whose membership could move (parking_lot's,
+    /// the unsynchronised one): a thread's protection set and lock membership are its own.
+    _not_send: PhantomData<*const ()>,
+}
+
+impl<L: SectionLock> TermTable<L> {
+    /// Makes the calling thread a user of the table.
+    pub fn register_thread(self: &Arc<Self>) -> TermThread<L> {
+        TermThread::new(self.clone())
+    }
 }
 
 impl<L: SectionLock> TermThread<L> {
-    pub(crate) fn new(table: Arc<TermTable<L>>) -> TermThread<L> {
+    fn new(table: Arc<TermTable<L>>) -> TermThread<L> {
         let member = table.lock.join();
         let protection = Arc::new(ProtectionSet {
             slots: UnsafeCell::new(Vec::new()),
@@ -46,6 +58,7 @@ impl<L: SectionLock> TermThread<L> {
             unflushed_inserts: Cell::new(0),
             unflushed_creations: Cell::new(0),
             unflushed_hits: Cell::new(0),
+            _not_send: PhantomData,
         }
     }
 

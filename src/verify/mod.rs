@@ -41,6 +41,7 @@ use crate::refine::{
     check_system, search_determinism, search_property, search_trace, CheckOptions, Counterexample,
     Model, Property, PropertySearch, RefineError, SystemOptions,
 };
+use crate::threads::Threads;
 
 /// Receives the [`Progress`] of an assertion run.
 pub type ProgressObserver = Arc<dyn Fn(Progress<'_>) + Send + Sync>;
@@ -48,8 +49,8 @@ pub type ProgressObserver = Arc<dyn Fn(Progress<'_>) + Send + Sync>;
 /// Options of an assertion run.
 #[derive(Clone)]
 pub struct VerifyOptions {
-    /// Worker threads of the explorer (at least 1).
-    pub threads: usize,
+    /// Worker threads of the explorer.
+    pub threads: Threads,
     /// Stop exploring a process after this many states.
     pub max_states: Option<u64>,
     /// Stop a search when the process's resident memory exceeds this many bytes.
@@ -64,7 +65,7 @@ pub struct VerifyOptions {
 impl Default for VerifyOptions {
     fn default() -> Self {
         VerifyOptions {
-            threads: num_cpus::get(),
+            threads: Threads::all_cores(),
             max_states: None,
             max_memory: None,
             timeout: None,
@@ -398,7 +399,7 @@ impl AssertionRun {
         let outcome = self.decide(assertion, &stop);
         drop(watchdog);
         let mut result = AssertionResult::unchecked(assertion);
-        result.threads = self.opts.threads.max(1);
+        result.threads = self.opts.threads.get();
         match outcome {
             Ok(decided) => {
                 let holds = decided.inner_holds != assertion.negated;

@@ -452,7 +452,7 @@ pub fn system_lts_within(
 ) -> Result<Option<NamedLts>, String> {
     let sys = CspSystem::new(script, p).map_err(|e| e.to_string())?;
     let opts = ExploreOptions {
-        threads,
+        threads: weft::threads::Threads::new(threads).expect("a thread count from 1 to 1024"),
         record_transitions: true,
         max_states: Some(limit as u64 + 1),
         ..Default::default()

@@ -35,7 +35,7 @@ pub fn run(
         model,
         search,
         no_antichain,
-        threads: 1,
+        threads: weft::threads::Threads::ONE,
     };
     check(spec, impl_, &opts).unwrap_or_else(|e| panic!("{model:?} {search:?} {no_antichain}: {e}"))
 }
