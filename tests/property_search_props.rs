@@ -12,6 +12,7 @@ use weft::explore::{Engine, StopSignal};
 use weft::lts::Lts;
 use weft::refine::properties::{deterministic, has_trace, HasTrace, PropertyViolation};
 use weft::refine::{search_determinism, search_trace, Model, SystemOptions};
+use weft::threads::Threads;
 use weft::ts::Label;
 
 /// Small LTSs with taus, two events and sometimes ✓ (to a state without transitions).
@@ -53,7 +54,7 @@ proptest! {
             let expected = deterministic(&lts, model);
             let mut first = None;
             for threads in [1, 2, 4] {
-                let engine = Engine::new(threads).expect("engine");
+                let engine = Engine::new(Threads::new(threads).expect("threads")).expect("engine");
                 let got = search_determinism(
                     &engine, &lts, model, &SystemOptions::default(), &StopSignal::new(),
                 )
@@ -104,7 +105,7 @@ proptest! {
             let expected = has_trace(&lts, &wanted, model);
             let mut first = None;
             for threads in [1, 2, 4] {
-                let engine = Engine::new(threads).expect("engine");
+                let engine = Engine::new(Threads::new(threads).expect("threads")).expect("engine");
                 let got = search_trace(
                     &engine, &lts, &wanted, model, &SystemOptions::default(), &StopSignal::new(),
                 )

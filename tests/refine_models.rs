@@ -20,6 +20,7 @@ mod refine_common;
 mod rng;
 
 use std::collections::{BTreeSet, HashSet, VecDeque};
+use weft::threads::Threads;
 
 use proptest::prelude::*;
 use weft::lts::Lts;
@@ -310,7 +311,7 @@ fn check_at_thread_counts(spec: &Lts, impl_: &Lts, model: Model) -> CheckResult 
             model,
             search: Search::Bfs,
             no_antichain: false,
-            threads,
+            threads: Threads::new(threads).expect("threads"),
         };
         let mut r = check(spec, impl_, &opts)
             .unwrap_or_else(|e| panic!("{model:?} at {threads} threads: {e}"));

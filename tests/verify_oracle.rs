@@ -34,6 +34,7 @@ use weft::refine::properties::{
     deadlock_free, deterministic, divergence_free, has_trace, tick_label, HasTrace,
 };
 use weft::refine::Model;
+use weft::threads::Threads;
 use weft::verify::{AssertionRun, Verdict, VerifyOptions, Witness};
 
 fn env_number(name: &str, default: u64) -> u64 {
@@ -50,7 +51,7 @@ fn model_of(m: CspModel) -> Model {
 fn explored(script: &Arc<Script>, process: &Proc) -> Lts {
     let system = CspSystem::new(script, process).expect("system");
     let opts = ExploreOptions {
-        threads: 1,
+        threads: Threads::ONE,
         record_transitions: true,
         max_states: None,
         on_level: None,
@@ -134,7 +135,7 @@ fn verdicts_agree_with_the_explicit_oracles() {
         let mut run = AssertionRun::new(
             script.clone(),
             VerifyOptions {
-                threads: 2,
+                threads: Threads::new(2).expect("2 threads"),
                 ..VerifyOptions::default()
             },
         );
