@@ -41,7 +41,21 @@ pub trait TransitionSystem: Sync {
     /// state is first created and unique to it (numbers are small: below the count of states
     /// created plus a little slack). The explorer then tells new states by their numbers
     /// instead of hashing them a second time. `None` (the default) for other systems.
-    fn state_number(&self, _state: &Self::State) -> Option<u32> {
+    fn state_number(&self, _state: &Self::State) -> Option<StateNumber> {
         None
+    }
+}
+
+/// A system's own number of one of its states ([`TransitionSystem::state_number`]): fixed
+/// when the state is created, so it may depend on the order in which workers created states
+/// (unlike a [`crate::explore::CanonicalId`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct StateNumber(pub u32);
+
+impl StateNumber {
+    /// The number as an index (into tables keyed by state).
+    #[inline]
+    pub fn index(self) -> u64 {
+        self.0 as u64
     }
 }

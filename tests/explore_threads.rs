@@ -4,6 +4,7 @@
 mod common;
 
 use std::collections::{BTreeSet, VecDeque};
+use weft::explore::CanonicalId;
 
 use weft::explore::{explore, ExploreOptions};
 use weft::lts::aut::{read_aut_file, AutOptions};
@@ -51,13 +52,13 @@ fn check(path: &str) {
         let mapped: BTreeSet<(u32, u32, u32)> = result
             .transitions
             .iter()
-            .map(|&(s, l, t)| (result.states[s as usize], l, result.states[t as usize]))
+            .map(|&(s, l, t)| (result.states[s.index()], l, result.states[t.index()]))
             .collect();
         assert_eq!(mapped, transitions, "{path}, {threads} threads");
         let deadlocks: BTreeSet<u32> = result
             .deadlocks
             .iter()
-            .map(|&id| result.states[id as usize])
+            .map(|&id| result.states[id.index()])
             .collect();
         let expected: BTreeSet<u32> = (0..lts.num_states())
             .filter(|&s| dist[s as usize].is_some() && lts.successors(s).next().is_none())
@@ -65,7 +66,7 @@ fn check(path: &str) {
         assert_eq!(deadlocks, expected);
         // Shortest traces: replay each parent path and compare its length with the distance.
         for id in (0..result.states.len() as u32).step_by(97) {
-            let trace = result.trace_to(id);
+            let trace = result.trace_to(CanonicalId(id));
             let mut at = BTreeSet::from([lts.initial()]);
             for &label in &trace {
                 at = at

@@ -32,6 +32,7 @@ use std::time::Instant;
 use dashmap::DashMap;
 use rayon::prelude::*;
 
+use super::ids::{CanonicalId, ProvisionalId};
 use super::index::Segmented;
 use super::limits::{StopReason, StopSignal};
 use super::{ExploreError, ExploreStats, LevelObserver, LevelReport, WORKER_STACK_BYTES};
@@ -77,12 +78,12 @@ pub enum Found<W> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Offer {
     /// New: this offer made it a candidate of the level, with this provisional id.
-    New(u32),
+    New(ProvisionalId),
     /// Already a candidate of the level; whether this step's key was less than its least
     /// one so far (and replaced it).
-    Current(u32, bool),
+    Current(ProvisionalId, bool),
     /// Known from an earlier level, with this provisional id.
-    Old(u32),
+    Old(ProvisionalId),
     /// Covered by a known state (an antichain's pruning): not kept.
     Covered,
     /// New, but the provisional ids are used up: not kept (the run stops at the level's end).
@@ -130,7 +131,7 @@ impl<'a> LevelWriter<'a> {
     /// The caller publishes the id to other workers with release ordering (or a lock), so
     /// that they see its key before they lower it.
     #[inline]
-    pub fn allocate(&mut self, key: u64) -> Option<u32> {
+    pub fn allocate(&mut self, key: u64) -> Option<ProvisionalId> {
         if self.next == self.end {
             // Ordering: Relaxed; blocks need only be disjoint.
             self.next = self
@@ -147,7 +148,7 @@ impl<'a> LevelWriter<'a> {
         let cell = &self.slots.keys.get_or_alloc(p - self.slots.base as u64)[0];
         // Ordering: Relaxed; published by the caller (see above).
         cell.store(key + 1, Ordering::Relaxed);
-        Some(p as u32)
+        Some(ProvisionalId(p as u32))
     }
 
     /// The level's slots.
@@ -182,15 +183,21 @@ impl LevelSlots {
 
     /// Whether `prov` is a candidate of this level (else of an earlier one).
     #[inline]
-    pub fn is_current(&self, prov: u32) -> bool {
-        prov >= self.base
+    pub fn is_current(&self, prov: ProvisionalId) -> bool {
+        prov.0 >= self.base
+    }
+
+    /// The slot of candidate `prov` of this level.
+    #[inline]
+    fn slot(&self, prov: ProvisionalId) -> &AtomicU64 {
+        &self.keys.get((prov.0 - self.base) as u64)[0]
     }
 
     /// Lowers the key of candidate `prov` of this level to `key` if that is less; returns
     /// whether it did.
     #[inline]
-    pub fn lower(&self, prov: u32, key: u64) -> bool {
-        let cell = &self.keys.get((prov - self.base) as u64)[0];
+    pub fn lower(&self, prov: ProvisionalId, key: u64) -> bool {
+        let cell = self.slot(prov);
         // Ordering: Relaxed; a read-modify-write sees the latest value, and the keys are read
         // only after the level's join.
         let held = cell.load(Ordering::Relaxed);
@@ -199,17 +206,17 @@ impl LevelSlots {
 
     /// Removes candidate `prov` of this level (an antichain found a smaller one).
     #[inline]
-    pub fn remove(&self, prov: u32) {
-        let cell = &self.keys.get((prov - self.base) as u64)[0];
+    pub fn remove(&self, prov: ProvisionalId) {
+        let cell = self.slot(prov);
         // Ordering: Relaxed; 0 is below every key, so no later lowering undoes it.
         cell.store(0, Ordering::Relaxed);
     }
 
     /// The least key of candidate `prov`, or `None` if it was removed (read when the level's
     /// workers have ended).
-    pub fn least_key(&self, prov: u32) -> Option<u64> {
+    pub fn least_key(&self, prov: ProvisionalId) -> Option<u64> {
         // Ordering: Relaxed; read after the level's join.
-        let k = self.keys.get((prov - self.base) as u64)[0].load(Ordering::Relaxed);
+        let k = self.slot(prov).load(Ordering::Relaxed);
         k.checked_sub(1)
     }
 
@@ -233,10 +240,16 @@ impl LevelSlots {
     }
 }
 
+/// The key of the `k`-th step of the state `parent`.
+#[inline]
+fn step_key(parent: CanonicalId, k: u32) -> u64 {
+    ((parent.0 as u64) << 32) | k as u64
+}
+
 /// The parent id in a key.
 #[inline]
-fn parent_of(key: u64) -> u32 {
-    (key >> 32) as u32
+fn parent_of(key: u64) -> CanonicalId {
+    CanonicalId((key >> 32) as u32)
 }
 
 /// An exact index for a system that numbers its states ([`TransitionSystem::state_number`]):
@@ -261,7 +274,7 @@ impl<T: TransitionSystem> Visited<T::State> for NumberedVisited<'_, T> {
     fn offer(&self, state: &T::State, key: u64, level: &mut LevelWriter<'_>) -> Offer {
         let slots = level.slots();
         let number = self.ts.state_number(state).expect("a numbered system");
-        let cell = &self.prov_of.get_or_alloc(number as u64)[0];
+        let cell = &self.prov_of.get_or_alloc(number.index())[0];
         // Ordering: Acquire; pairs with the Release below, so that the candidate's key is
         // seen before it is lowered.
         let mut held = cell.load(Ordering::Acquire);
@@ -271,7 +284,7 @@ impl<T: TransitionSystem> Visited<T::State> for NumberedVisited<'_, T> {
             };
             // Ordering: AcqRel on success publishes the key stored by `allocate`; Acquire on
             // failure sees the winner's.
-            match cell.compare_exchange(0, p + 1, Ordering::AcqRel, Ordering::Acquire) {
+            match cell.compare_exchange(0, p.0 + 1, Ordering::AcqRel, Ordering::Acquire) {
                 Ok(_) => return Offer::New(p),
                 Err(winner) => {
                     slots.remove(p);
@@ -279,13 +292,13 @@ impl<T: TransitionSystem> Visited<T::State> for NumberedVisited<'_, T> {
                 }
             }
         }
-        known(held - 1, key, slots)
+        known(ProvisionalId(held - 1), key, slots)
     }
 }
 
 /// The offer of a state known by provisional id `prov`.
 #[inline]
-fn known(prov: u32, key: u64, slots: &LevelSlots) -> Offer {
+fn known(prov: ProvisionalId, key: u64, slots: &LevelSlots) -> Offer {
     if slots.is_current(prov) {
         Offer::Current(prov, slots.lower(prov, key))
     } else {
@@ -295,7 +308,7 @@ fn known(prov: u32, key: u64, slots: &LevelSlots) -> Offer {
 
 /// An exact index for any system: a concurrent map from states to provisional ids.
 pub struct HashedVisited<S: std::hash::Hash + Eq> {
-    index: DashMap<S, u32, crate::hash::WordBuildHasher>,
+    index: DashMap<S, ProvisionalId, crate::hash::WordBuildHasher>,
 }
 
 impl<S: std::hash::Hash + Eq + Clone> HashedVisited<S> {
@@ -346,7 +359,7 @@ pub struct RunOptions {
 #[derive(Debug)]
 pub struct Witnessed<W> {
     /// The id of the state where it was found (for a step, the step's source).
-    pub id: u32,
+    pub id: CanonicalId,
     /// Whether it is at a step out of that state (one step deeper).
     pub at_step: bool,
     /// The system's witness.
@@ -359,14 +372,14 @@ pub struct Run<S, W> {
     /// State of each id; id 0 is the initial state.
     pub states: Vec<S>,
     /// For each id but 0: the id of its parent (one level up) and the label of the step.
-    pub parents: Vec<(u32, Label)>,
+    pub parents: Vec<(CanonicalId, Label)>,
     /// The BFS level (depth) of each id is implicit: ids are in level order; this gives the
     /// first id of each level.
-    pub level_starts: Vec<u32>,
+    pub level_starts: Vec<CanonicalId>,
     /// Ids of states without successors (and without a violation), increasing.
-    pub deadlocks: Vec<u32>,
+    pub deadlocks: Vec<CanonicalId>,
     /// Recorded transitions `(source, label, target)`, sorted, when asked for.
-    pub transitions: Vec<(u32, Label, u32)>,
+    pub transitions: Vec<(CanonicalId, Label, CanonicalId)>,
     /// The least violation of the first level that had one.
     pub witness: Option<Witnessed<W>>,
     /// Statistics (states are the ids given).
@@ -378,16 +391,16 @@ pub struct Run<S, W> {
 
 impl<S, W> Run<S, W> {
     /// The labels of the least path from the initial state to `id`.
-    pub fn trace_to(&self, id: u32) -> Vec<Label> {
+    pub fn trace_to(&self, id: CanonicalId) -> Vec<Label> {
         self.path_to(id).into_iter().map(|(l, _)| l).collect()
     }
 
     /// The steps `(label, id reached)` of the least path from the initial state to `id`.
-    pub fn path_to(&self, id: u32) -> Vec<(Label, u32)> {
+    pub fn path_to(&self, id: CanonicalId) -> Vec<(Label, CanonicalId)> {
         let mut path = Vec::new();
         let mut at = id;
-        while at != 0 {
-            let (parent, label) = self.parents[at as usize];
+        while at != CanonicalId::INITIAL {
+            let (parent, label) = self.parents[at.index()];
             path.push((label, at));
             at = parent;
         }
@@ -395,8 +408,13 @@ impl<S, W> Run<S, W> {
         path
     }
 
+    /// The state of `id`.
+    pub fn state(&self, id: CanonicalId) -> &S {
+        &self.states[id.index()]
+    }
+
     /// The depth (BFS level) of `id`.
-    pub fn depth(&self, id: u32) -> u32 {
+    pub fn depth(&self, id: CanonicalId) -> u32 {
         (self.level_starts.partition_point(|&start| start <= id) - 1) as u32
     }
 }
@@ -405,14 +423,14 @@ impl<S, W> Run<S, W> {
 struct LevelPart<'a, S, W> {
     writer: LevelWriter<'a>,
     /// New candidates: (provisional id, state, key and label of the step that found it).
-    candidates: Vec<(u32, S, u64, Label)>,
+    candidates: Vec<(ProvisionalId, S, u64, Label)>,
     /// Steps that lowered the key of a candidate: (provisional id, key, label).
-    lowered: Vec<(u32, u64, Label)>,
+    lowered: Vec<(ProvisionalId, u64, Label)>,
     /// Recorded transitions with provisional targets.
-    transitions: Vec<(u32, Label, u32)>,
+    transitions: Vec<(CanonicalId, Label, ProvisionalId)>,
     transition_count: u64,
-    deadlocks: Vec<u32>,
-    witnesses: Vec<(bool, u32, W)>,
+    deadlocks: Vec<CanonicalId>,
+    witnesses: Vec<(bool, CanonicalId, W)>,
     /// New offers.
     created: u64,
 }
@@ -497,12 +515,12 @@ fn run_in_pool<D: Driven, V: Visited<D::State>>(
     // The id of each provisional id (recording transitions only; u32::MAX: none).
     let mut id_of_prov: Vec<u32> = Vec::new();
     if opts.record_transitions {
-        set_id(&mut id_of_prov, first, 0);
+        set_id(&mut id_of_prov, first, CanonicalId::INITIAL);
     }
     let mut slots = seed;
     let mut states = vec![initial];
-    let mut parents = vec![(0u32, 0 as Label)];
-    let mut level_starts = vec![0u32];
+    let mut parents = vec![(CanonicalId::INITIAL, 0 as Label)];
+    let mut level_starts = vec![CanonicalId::INITIAL];
     let mut deadlocks = Vec::new();
     let mut transitions = Vec::new();
     let mut transition_count = 0u64;
@@ -527,10 +545,10 @@ fn run_in_pool<D: Driven, V: Visited<D::State>>(
             }
             let first_id = (level_start + chunk * CHUNK) as u32;
             for (i, state) in members.iter().enumerate() {
-                let id = first_id + i as u32;
+                let id = CanonicalId(first_id + i as u32);
                 let mut k = 0u32;
                 let outcome = system.expand(state, &mut |label, target| {
-                    let key = ((id as u64) << 32) | k as u64;
+                    let key = step_key(id, k);
                     k += 1;
                     part.transition_count += 1;
                     // Ordering: Relaxed; a hint that saves work, read again at the end.
@@ -630,7 +648,7 @@ fn run_in_pool<D: Driven, V: Visited<D::State>>(
             break;
         }
         // The surviving candidates, with their least keys, in canonical order.
-        let survivor = |(p, state, key, label): (u32, D::State, u64, Label)| {
+        let survivor = |(p, state, key, label): (ProvisionalId, D::State, u64, Label)| {
             slots.least_key(p).map(|least| {
                 (
                     least,
@@ -640,7 +658,7 @@ fn run_in_pool<D: Driven, V: Visited<D::State>>(
                 )
             })
         };
-        let mut kept: Vec<(u64, u32, D::State, Label)>;
+        let mut kept: Vec<(u64, ProvisionalId, D::State, Label)>;
         if candidates.len() <= SMALL_LEVEL {
             kept = candidates.into_iter().filter_map(survivor).collect();
             kept.sort_unstable_by_key(|c| c.0);
@@ -650,7 +668,7 @@ fn run_in_pool<D: Driven, V: Visited<D::State>>(
         }
         if kept.iter().any(|c| c.3 == Label::MAX) {
             // Labels of least keys found by other steps than the candidates' own.
-            let mut label_of: std::collections::HashMap<u32, Label> = Default::default();
+            let mut label_of: std::collections::HashMap<ProvisionalId, Label> = Default::default();
             for (p, key, label) in lowered {
                 if slots.least_key(p) == Some(key) {
                     label_of.insert(p, label);
@@ -667,11 +685,11 @@ fn run_in_pool<D: Driven, V: Visited<D::State>>(
         }
         level_start = states.len();
         if !kept.is_empty() {
-            level_starts.push(level_start as u32);
+            level_starts.push(CanonicalId(level_start as u32));
         }
         for (i, (key, p, state, label)) in kept.into_iter().enumerate() {
             if opts.record_transitions {
-                set_id(&mut id_of_prov, p, (level_start + i) as u32);
+                set_id(&mut id_of_prov, p, CanonicalId((level_start + i) as u32));
             }
             parents.push((parent_of(key), label));
             states.push(state);
@@ -693,16 +711,20 @@ fn run_in_pool<D: Driven, V: Visited<D::State>>(
             break;
         }
     }
+    let mut transitions_out = Vec::new();
     if opts.record_transitions {
         // Targets are provisional ids: make them ids (dropping states not kept).
-        transitions.retain_mut(|t| match id_of_prov.get(t.2 as usize) {
-            Some(&id) if id != u32::MAX => {
-                t.2 = id;
-                true
-            }
-            _ => false,
-        });
-        transitions.par_sort_unstable();
+        let mut numbered: Vec<(CanonicalId, Label, CanonicalId)> = transitions
+            .into_iter()
+            .filter_map(
+                |(source, label, target)| match id_of_prov.get(target.0 as usize) {
+                    Some(&id) if id != u32::MAX => Some((source, label, CanonicalId(id))),
+                    _ => None,
+                },
+            )
+            .collect();
+        numbered.par_sort_unstable();
+        transitions_out = numbered;
     }
     deadlocks.sort_unstable();
     let seconds = start.elapsed().as_secs_f64();
@@ -723,17 +745,18 @@ fn run_in_pool<D: Driven, V: Visited<D::State>>(
         parents,
         level_starts,
         deadlocks,
-        transitions,
+        transitions: transitions_out,
         witness,
         stats,
         max_held,
     }
 }
 
-/// Records `id` for provisional id `prov`.
-fn set_id(id_of_prov: &mut Vec<u32>, prov: u32, id: u32) {
-    if id_of_prov.len() <= prov as usize {
-        id_of_prov.resize(prov as usize + 1, u32::MAX);
+/// Records `id` for provisional id `prov` (`u32::MAX`: not kept).
+fn set_id(id_of_prov: &mut Vec<u32>, prov: ProvisionalId, id: CanonicalId) {
+    let at = prov.0 as usize;
+    if id_of_prov.len() <= at {
+        id_of_prov.resize(at + 1, u32::MAX);
     }
-    id_of_prov[prov as usize] = id;
+    id_of_prov[at] = id.0;
 }

@@ -13,6 +13,7 @@
 //! thread count (see [`engine`]).
 
 pub mod engine;
+pub mod ids;
 pub mod index;
 pub mod limits;
 
@@ -24,6 +25,7 @@ pub use engine::{
     Driven, Engine, Found, HashedVisited, LevelSlots, LevelWriter, NumberedVisited, Offer, Run,
     RunOptions, Visited, Witnessed,
 };
+pub use ids::{CanonicalId, ProvisionalId};
 pub use index::{IndexFull, IndexHandle, StateIndex};
 pub use limits::{ResourceLimits, StopReason, StopSignal, Watchdog};
 
@@ -107,21 +109,21 @@ pub struct Exploration<S> {
     /// State of each id; id 0 is the initial state.
     pub states: Vec<S>,
     /// For each id but 0: the id of a state one level up and the label leading from it.
-    pub parents: Vec<(u32, Label)>,
+    pub parents: Vec<(CanonicalId, Label)>,
     /// Ids of states without outgoing transitions, in increasing order.
-    pub deadlocks: Vec<u32>,
+    pub deadlocks: Vec<CanonicalId>,
     /// Recorded transitions `(source, label, target)`, sorted, when asked for.
-    pub transitions: Vec<(u32, Label, u32)>,
+    pub transitions: Vec<(CanonicalId, Label, CanonicalId)>,
     pub stats: ExploreStats,
 }
 
 impl<S> Exploration<S> {
     /// The labels of a shortest path from the initial state to `id`.
-    pub fn trace_to(&self, id: u32) -> Vec<Label> {
+    pub fn trace_to(&self, id: CanonicalId) -> Vec<Label> {
         let mut labels = Vec::new();
         let mut at = id;
-        while at != 0 {
-            let (parent, label) = self.parents[at as usize];
+        while at != CanonicalId::INITIAL {
+            let (parent, label) = self.parents[at.index()];
             labels.push(label);
             at = parent;
         }
@@ -146,7 +148,7 @@ impl<S> Exploration<S> {
         let transitions: Vec<_> = self
             .transitions
             .iter()
-            .map(|&(s, l, t)| (s, remap[l as usize], t))
+            .map(|&(s, l, t)| (s.0, remap[l as usize], t.0))
             .collect();
         Lts::from_transitions(0, self.states.len().max(1) as u32, names, &transitions)
     }

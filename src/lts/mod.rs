@@ -248,8 +248,8 @@ impl TransitionSystem for Lts {
     }
 
     /// An LTS's states are numbers already.
-    fn state_number(&self, state: &u32) -> Option<u32> {
-        Some(*state)
+    fn state_number(&self, state: &u32) -> Option<crate::ts::StateNumber> {
+        Some(crate::ts::StateNumber(*state))
     }
 }
 

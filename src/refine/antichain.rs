@@ -13,10 +13,10 @@ use parking_lot::Mutex;
 use super::normal::{NormalForm, EMPTY_SET};
 use super::shared_normal::SharedNormalForm;
 use crate::explore::index::Segmented;
-use crate::explore::{LevelSlots, LevelWriter, Offer, Visited};
+use crate::explore::{LevelSlots, LevelWriter, Offer, ProvisionalId, Visited};
 use crate::hash::WordBuildHasher;
 use crate::sync::shim::AtomicU64;
-use crate::ts::TransitionSystem;
+use crate::ts::{StateNumber, TransitionSystem};
 
 const NONE: u32 = u32::MAX;
 
@@ -138,19 +138,20 @@ pub(crate) struct ConcurrentAntichain<'a, I: TransitionSystem> {
 }
 
 /// The entries beyond the first of the keys of one stripe.
-type Overflow = HashMap<u32, Vec<u64>, WordBuildHasher>;
+type Overflow = HashMap<StateNumber, Vec<u64>, WordBuildHasher>;
 
 /// Stripes of the antichain's locks.
 const STRIPES: usize = 1024;
 
+/// An entry: a normal-form set and the provisional id of its pair, in one word.
 #[inline]
-fn pack(set: u32, prov: u32) -> u64 {
-    ((set as u64) << 32) | prov as u64
+fn pack(set: u32, prov: ProvisionalId) -> u64 {
+    ((set as u64) << 32) | prov.0 as u64
 }
 
 #[inline]
-fn unpack(entry: u64) -> (u32, u32) {
-    ((entry >> 32) as u32, entry as u32)
+fn unpack(entry: u64) -> (u32, ProvisionalId) {
+    ((entry >> 32) as u32, ProvisionalId(entry as u32))
 }
 
 impl<'a, I: TransitionSystem> ConcurrentAntichain<'a, I> {
@@ -194,7 +195,7 @@ impl<I: TransitionSystem> Visited<(u32, I::State)> for ConcurrentAntichain<'_, I
             .imp
             .state_number(state)
             .expect("an implementation that numbers its states");
-        let cell = &self.first.get_or_alloc(number as u64)[0];
+        let cell = &self.first.get_or_alloc(number.index())[0];
         // Ordering: Acquire; pairs with the Release compare-and-swaps below (the entry's
         // candidate key was stored before it).
         let mut entry = cell.load(Ordering::Acquire);
@@ -223,7 +224,7 @@ impl<I: TransitionSystem> Visited<(u32, I::State)> for ConcurrentAntichain<'_, I
                 return offer;
             }
         }
-        let mut more = self.more[number as usize % STRIPES].lock();
+        let mut more = self.more[number.index() as usize % STRIPES].lock();
         loop {
             // Ordering: Acquire, as above. Under the lock only a first claim (from 0) can
             // change the cell meanwhile; the compare-and-swap below then fails and the entries

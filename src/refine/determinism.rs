@@ -53,6 +53,7 @@ impl<T: TransitionSystem> Subsets<'_, T> {
         self.ts
             .state_number(s)
             .expect("checked at the start: the system numbers its states")
+            .0
     }
 
     /// The tau closure of `states` in discovery order (each state once).
@@ -216,7 +217,7 @@ pub fn search_determinism<T: TransitionSystem>(
         state = Some(chosen);
         PropertyCounterexample {
             trace: labels.iter().map(|&l| ts.label_name(l)).collect(),
-            state: w.id,
+            state: w.id.0,
             steps: labels.len(),
             violation,
         }

@@ -87,7 +87,8 @@ impl<'a, T: TransitionSystem> DivergenceMemo<'a, T> {
     fn number(&self, state: &T::State) -> u64 {
         self.ts
             .state_number(state)
-            .expect("a system that numbers its states") as u64
+            .expect("a system that numbers its states")
+            .index()
     }
 
     fn known(&self, number: u64) -> u64 {

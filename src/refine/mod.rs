@@ -482,9 +482,9 @@ pub fn check_system<I: TransitionSystem>(
         max_working: run
             .level_starts
             .windows(2)
-            .map(|w| (w[1] - w[0]) as u64)
+            .map(|w| (w[1].0 - w[0].0) as u64)
             .chain(std::iter::once(
-                pairs - run.level_starts.last().copied().unwrap_or(0) as u64,
+                pairs - run.level_starts.last().map_or(0, |id| id.0 as u64),
             ))
             .max()
             .unwrap_or(0),
@@ -506,9 +506,9 @@ pub fn check_system<I: TransitionSystem>(
         let path = run.path_to(w.id);
         impl_path = path
             .iter()
-            .map(|&(label, id)| (label, run.states[id as usize].1.clone()))
+            .map(|&(label, id)| (label, run.state(id).1.clone()))
             .collect();
-        let (set, ref state) = run.states[w.id as usize];
+        let (set, ref state) = *run.state(w.id);
         impl_state = Some(state.clone());
         let trace: Vec<String> = path
             .iter()
@@ -592,7 +592,7 @@ pub fn check_system<I: TransitionSystem>(
         };
         Counterexample {
             trace,
-            impl_state: w.id,
+            impl_state: w.id.0,
             steps,
             violation,
             acceptances,

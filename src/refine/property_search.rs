@@ -123,14 +123,14 @@ pub fn search_property<T: TransitionSystem>(
     let mut state = None;
     let counterexample = run.witness.as_ref().map(|w| {
         let path = run.path_to(w.id);
-        state = Some(run.states[w.id as usize].clone());
+        state = Some(run.state(w.id).clone());
         PropertyCounterexample {
             trace: path
                 .iter()
                 .filter(|(l, _)| *l != TAU)
                 .map(|&(l, _)| ts.label_name(l))
                 .collect(),
-            state: w.id,
+            state: w.id.0,
             steps: path.len(),
             violation: w.witness.clone(),
         }

@@ -15,7 +15,7 @@ use super::divergence::DivergenceMemo;
 use super::label_names::LabelNames;
 use super::properties::{HasTrace, PropertyCounterexample, PropertyViolation, TracePath};
 use super::{Model, RefineError, SystemOptions};
-use crate::explore::{Driven, Engine, Found, HashedVisited, RunOptions, StopSignal};
+use crate::explore::{CanonicalId, Driven, Engine, Found, HashedVisited, RunOptions, StopSignal};
 use crate::ts::{Label, TransitionSystem, TAU};
 
 /// The outcome of a "has trace" search.
@@ -127,7 +127,7 @@ pub fn search_trace<T: TransitionSystem>(
     if let Some(reason) = run.stats.stopped {
         return Err(RefineError::Stopped(reason));
     }
-    let visible = |id: u32| -> Vec<String> {
+    let visible = |id: CanonicalId| -> Vec<String> {
         run.trace_to(id)
             .into_iter()
             .filter(|&l| l != TAU)
@@ -138,7 +138,7 @@ pub fn search_trace<T: TransitionSystem>(
         Some(w) => {
             let path = TracePath {
                 trace: visible(w.id),
-                state: w.id,
+                state: w.id.0,
                 steps: run.depth(w.id) as usize,
                 diverges: w.witness == Reached::Divergence,
             };
@@ -146,16 +146,16 @@ pub fn search_trace<T: TransitionSystem>(
         }
         None => {
             // The pair with the most events performed, the least id among them.
-            let mut deepest = 0u32;
+            let mut deepest = CanonicalId::INITIAL;
             for (id, (_, done)) in run.states.iter().enumerate() {
-                if *done > run.states[deepest as usize].1 {
-                    deepest = id as u32;
+                if *done > run.state(deepest).1 {
+                    deepest = CanonicalId(id as u32);
                 }
             }
-            let done = run.states[deepest as usize].1 as usize;
+            let done = run.state(deepest).1 as usize;
             let cex = PropertyCounterexample {
                 trace: visible(deepest),
-                state: deepest,
+                state: deepest.0,
                 steps: run.depth(deepest) as usize,
                 violation: PropertyViolation::NotATrace {
                     event: trace[done].clone(),
@@ -166,7 +166,7 @@ pub fn search_trace<T: TransitionSystem>(
     };
     Ok(TraceSearch {
         outcome,
-        state: run.states[id as usize].0.clone(),
+        state: run.state(id).0.clone(),
         states: run.stats.states,
         transitions: run.stats.transitions,
         levels: run.stats.levels,

@@ -827,7 +827,7 @@ impl TransitionSystem for CspSystem {
             .unwrap_or_else(|| format!("label{label}"))
     }
 
-    fn state_number(&self, state: &CspState) -> Option<u32> {
-        Some(state.0)
+    fn state_number(&self, state: &CspState) -> Option<crate::ts::StateNumber> {
+        Some(crate::ts::StateNumber(state.0))
     }
 }
