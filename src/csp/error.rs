@@ -1,5 +1,7 @@
 //! The front end's error type.
 
+#![forbid(unsafe_code)]
+
 use std::fmt;
 
 use super::source::{Location, SourceMap, Span};

@@ -15,6 +15,8 @@
 //! enumerates the events of prefixes, `builtins` holds the built-in functions, `print`
 //! prints values, `guards` bounds stack and depth, and `assertions` evaluates assertions.
 
+#![forbid(unsafe_code)]
+
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;

@@ -4,6 +4,8 @@
 //! Label 0 is tau ([`TAU`]), label 1 is ✓ ([`TICK`]), and the script's events follow in the
 //! order of its [`EventTable`]: event number `e` is label `e + 2`.
 
+#![forbid(unsafe_code)]
+
 use crate::ts::{Label, TAU};
 
 use crate::csp::error::{CspError, ErrorKind};

@@ -2,6 +2,8 @@
 //! `u32` words (as FDR packs its state vectors): position `i` takes just the bits its leaf
 //! numbers need.
 
+#![forbid(unsafe_code)]
+
 /// Where the number of one position lives in a packed state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Field {

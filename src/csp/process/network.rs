@@ -7,6 +7,8 @@
 //! network's moves, each a label and the leaves it changes. ✓ synchronises: a network
 //! terminates (one ✓, to Ω) only when every leaf can.
 
+#![forbid(unsafe_code)]
+
 use std::sync::Arc;
 
 use crate::term::TermRef;

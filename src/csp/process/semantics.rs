@@ -12,6 +12,8 @@
 //! - The static operators (parallels, hiding, renaming, linking) are the rules of a network
 //!   (`network.rs`) whose leaves are the operands.
 
+#![forbid(unsafe_code)]
+
 use std::sync::Arc;
 
 use dashmap::DashMap;

@@ -47,6 +47,8 @@
 //! The leaf table's lock is taken only inside shared sections, so a collector (which visits
 //! the roots in its exclusive section) never waits for it.
 
+#![forbid(unsafe_code)]
+
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

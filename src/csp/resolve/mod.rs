@@ -8,6 +8,8 @@
 //! variables. Checks that need values (fields of channels, membership in channel types) are
 //! done by the evaluator, at load time where the expression is closed.
 
+#![forbid(unsafe_code)]
+
 mod arity;
 mod definitions;
 mod free_vars;

@@ -2,6 +2,8 @@
 //! parser (declarations, expressions, patterns) with its precedence table, the AST, and the
 //! printer back to CSPm text.
 
+#![forbid(unsafe_code)]
+
 pub mod ast;
 pub mod lexer;
 pub mod parser;
