@@ -51,11 +51,6 @@ const CSPMF_EVAL_ERRORS: &[(&str, &str, &str)] = &[
         "`[] i : op @ STOP` draws from `op = 1`, an integer (a ProB parser test)",
     ),
     (
-        "SimpleGetSet.csp",
-        "infinite type Int",
-        "inputs on `channel get : Int`: the events cannot be enumerated",
-    ),
-    (
         "oopseq.csp",
         "no field left to input",
         "`[] chan:{uptodown.1, downout0.x} @ chan?y`: `downout0.x` is already a complete event",

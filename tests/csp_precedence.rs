@@ -268,12 +268,13 @@ W = STOP
 }
 
 #[test]
-fn unsupported_sections_are_skipped_whole_with_their_names() {
+fn sections_that_cannot_be_read_are_skipped_whole_with_their_names() {
+    // A timed section with a syntax error inside, and a module (outside the subset).
     let text = "\
 channel a
 Timed(et) {
 P = a -> STOP
-Q(x) = P
+Q(x) = P )
 }
 module M
 X = 1
@@ -285,9 +286,18 @@ R = a -> STOP
     let (_, decls) = parse(text);
     assert_eq!(decls.len(), 4, "{decls:?}");
     assert_eq!(names(&decls[1]), ["P", "Q"]);
-    assert_eq!(invalid(&decls[1]).kind, ErrorKind::Unsupported);
+    assert_eq!(invalid(&decls[1]).kind, ErrorKind::Syntax);
     assert_eq!(names(&decls[2]), ["X", "Y"]);
+    assert_eq!(invalid(&decls[2]).kind, ErrorKind::Unsupported);
     assert!(matches!(decls[3].kind, DeclKind::PatBind(..)));
+    // Read, the section keeps its declarations.
+    let (_, decls) = parse("channel a\nTimed(et) {\nP = a -> STOP\nQ(x) = P\n}\nR = P\n");
+    assert_eq!(decls.len(), 3, "{decls:?}");
+    let DeclKind::Timed(t) = &decls[1].kind else {
+        panic!("not a timed section: {:?}", decls[1]);
+    };
+    assert!(t.et.is_some());
+    assert_eq!(t.decls.len(), 2);
 }
 
 #[test]

@@ -28,5 +28,6 @@ pub use process::system::{ComponentState, CspState, CspSystem};
 pub use process::terms::MAX_NESTING;
 pub use source::{Location, SourceMap, Span};
 pub use value::{
-    Binding, Call, EventRelation, EventSet, Func, PrefixClosure, Proc, ProcNode, Target, Value,
+    Binding, Call, EventRelation, EventSet, Func, PrefixClosure, Proc, ProcNode, Target, TimedProc,
+    Value,
 };

@@ -6,7 +6,7 @@ use std::collections::{BTreeSet, HashMap, VecDeque};
 
 use std::sync::Arc;
 
-use weft::csp::{CspError, CspSystem, ErrorKind, Proc, ProcNode, Script, Value};
+use weft::csp::{CspError, CspSystem, ErrorKind, Proc, ProcNode, Script, TimedProc, Value};
 use weft::explore::{explore, ExploreOptions};
 
 /// A move's event.
@@ -32,6 +32,10 @@ pub struct Oracle<'a> {
 
 fn proc(n: ProcNode) -> Proc {
     Proc::new(n)
+}
+
+fn timed(t: TimedProc) -> Proc {
+    Proc::new(ProcNode::Timed(Arc::new(t)))
 }
 
 fn replaced(ps: &[Proc], i: usize, with: Proc) -> Vec<Proc> {
@@ -106,6 +110,20 @@ impl<'a> Oracle<'a> {
                 self.norm(r, stack)?,
             )),
             ProcNode::Timeout(l, r) => proc(ProcNode::Timeout(self.norm(l, stack)?, r.clone())),
+            ProcNode::Timed(t) => match &**t {
+                TimedProc::SyncChoice(a, ps) => {
+                    timed(TimedProc::SyncChoice(a.clone(), self.all(ps, stack)?))
+                }
+                TimedProc::SyncInterrupt(l, a, r) => timed(TimedProc::SyncInterrupt(
+                    self.norm(l, stack)?,
+                    a.clone(),
+                    self.norm(r, stack)?,
+                )),
+                TimedProc::Priority(tock, q) => {
+                    timed(TimedProc::Priority(tock.clone(), self.norm(q, stack)?))
+                }
+                _ => p.clone(),
+            },
         })
     }
 
@@ -146,6 +164,7 @@ impl<'a> Oracle<'a> {
                     out.push((Ev::Tau, P(self.n(q)?)));
                 }
             }
+            ProcNode::Timed(t) => self.timed_moves(p, t, &mut out)?,
             ProcNode::Seq(l, r) => {
                 for (e, s) in self.moves(l)? {
                     if e == Ev::Tick {
@@ -265,6 +284,116 @@ impl<'a> Oracle<'a> {
         Ok(out)
     }
 
+    /// The moves of a normalised timed process `p` (node `t`): tock-CSP's rules, on values.
+    fn timed_moves(&self, p: &Proc, t: &TimedProc, out: &mut Vec<(Ev, OState)>) -> R<()> {
+        use OState::{Omega, Proc as P};
+        let ev = |v: &Value| Ev::Event(v.clone());
+        match t {
+            TimedProc::Stop(tock) => out.push((ev(tock), P(p.clone()))),
+            TimedProc::Skip(tock) => {
+                out.push((ev(tock), P(p.clone())));
+                out.push((Ev::Tick, Omega));
+            }
+            TimedProc::Delay(tock, n, q) => {
+                let next = if *n > 1 {
+                    timed(TimedProc::Delay(tock.clone(), n - 1, q.clone()))
+                } else {
+                    self.n(q)?
+                };
+                out.push((ev(tock), P(next)));
+            }
+            TimedProc::Prefix(c, header) => {
+                let Value::Tuple(parts) = header else {
+                    panic!("oracle: a timed prefix's header is not a pair");
+                };
+                out.push((ev(&parts[0]), P(p.clone())));
+                for (v, next) in self.script.timed_prefix_transitions(c, header)? {
+                    out.push((Ev::Event(v), P(self.n(&next)?)));
+                }
+            }
+            TimedProc::SyncChoice(a, ps) => {
+                let moves: Vec<Vec<(Ev, OState)>> =
+                    ps.iter().map(|q| self.moves(q)).collect::<R<_>>()?;
+                let mut synced = BTreeSet::new();
+                for (i, m) in moves.iter().enumerate() {
+                    for (e, s) in m {
+                        match e {
+                            Ev::Tau => {
+                                let next = replaced(ps, i, p_of(s));
+                                out.push((
+                                    Ev::Tau,
+                                    P(timed(TimedProc::SyncChoice(a.clone(), next))),
+                                ));
+                            }
+                            Ev::Event(v) if a.contains(v) => {
+                                synced.insert(v.clone());
+                            }
+                            _ => out.push((e.clone(), s.clone())),
+                        }
+                    }
+                }
+                for v in synced {
+                    let mut combos: Vec<Vec<Proc>> = vec![Vec::new()];
+                    for m in &moves {
+                        let mut next = Vec::new();
+                        for c in &combos {
+                            for (e, s) in m {
+                                if *e == Ev::Event(v.clone()) {
+                                    let mut c = c.clone();
+                                    c.push(p_of(s));
+                                    next.push(c);
+                                }
+                            }
+                        }
+                        combos = next;
+                    }
+                    for c in combos {
+                        out.push((
+                            Ev::Event(v.clone()),
+                            P(timed(TimedProc::SyncChoice(a.clone(), c))),
+                        ));
+                    }
+                }
+            }
+            TimedProc::SyncInterrupt(l, a, r) => {
+                let right = self.moves(r)?;
+                let make = |x: Proc, y: Proc| P(timed(TimedProc::SyncInterrupt(x, a.clone(), y)));
+                for (e, s) in self.moves(l)? {
+                    match &e {
+                        Ev::Tick => out.push((e, Omega)),
+                        Ev::Event(v) if a.contains(v) => {
+                            for (f, t) in &right {
+                                if *f == e {
+                                    out.push((e.clone(), make(p_of(&s), p_of(t))));
+                                }
+                            }
+                        }
+                        _ => out.push((e, make(p_of(&s), r.clone()))),
+                    }
+                }
+                for (e, s) in right {
+                    match &e {
+                        Ev::Tau => out.push((e, make(l.clone(), p_of(&s)))),
+                        Ev::Event(v) if a.contains(v) => {}
+                        _ => out.push((e, s)),
+                    }
+                }
+            }
+            TimedProc::Priority(tock, q) => {
+                let moves = self.moves(q)?;
+                let urgent = moves.iter().any(|(e, _)| matches!(e, Ev::Tau | Ev::Tick));
+                for (e, s) in moves {
+                    match &e {
+                        Ev::Tick => out.push((e, s)),
+                        Ev::Event(v) if urgent && v == tock => {}
+                        _ => out.push((e, P(timed(TimedProc::Priority(tock.clone(), p_of(&s)))))),
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Parallel composition: generalised (`sync` shared by all) or alphabetised (each
     /// component's own alphabet: an event needs every component whose alphabet holds it, and a
     /// component cannot do events outside its alphabet).
@@ -344,7 +473,11 @@ impl<'a> Oracle<'a> {
         let name = |e: &Ev| match e {
             Ev::Tau => "tau".to_string(),
             Ev::Tick => "✓".to_string(),
-            Ev::Event(v) => table.names[table.id(v).expect("an event") as usize].clone(),
+            // (events of channels of infinite types are not in the table)
+            Ev::Event(v) => match table.id(v) {
+                Some(id) => table.names[id as usize].clone(),
+                None => self.script.show(v),
+            },
         };
         let init = OState::Proc(self.n(p)?);
         let mut ids: HashMap<OState, u32> = HashMap::from([(init.clone(), 0)]);

@@ -168,6 +168,7 @@ pub fn walk(script: &Script, root: &Proc, limit: usize) -> Result<usize, CspErro
                 queue.push_back(b.clone());
             }
             ProcNode::Hide(a, _) | ProcNode::Rename(a, _) => queue.push_back(a.clone()),
+            ProcNode::Timed(t) => queue.extend(script.timed_parts(t)?),
         }
     }
     Ok(seen.len())

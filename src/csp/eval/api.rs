@@ -32,6 +32,8 @@ impl Script {
         self.prog.top.defs[..self.user_defs]
             .iter()
             .map(|d| &*d.name)
+            // the hidden headers of timed sections
+            .filter(|n| !n.starts_with('#'))
             .collect()
     }
 
@@ -126,12 +128,21 @@ impl Script {
     /// All events of the script's channels (computed once; an error if a channel's type is
     /// infinite or the events are too many).
     pub fn events(&self) -> Result<&EventTable, CspError> {
+        self.event_cell().map(|t| &**t)
+    }
+
+    /// The event table, shared (see [`Script::events`]).
+    pub fn event_table(&self) -> Result<Arc<EventTable>, CspError> {
+        self.event_cell().cloned()
+    }
+
+    fn event_cell(&self) -> Result<&Arc<EventTable>, CspError> {
         if self.events.get().is_none() {
             // Computed outside the cell: a channel type that needs `Events` re-enters here,
             // which `guarded` reports as a cycle (a re-entered `OnceLock` would hang).
             let table = self.guarded((8, 0), "Events", Span::default(), || {
                 let _g = StackGuard::enter();
-                self.build_event_table()
+                self.build_event_table().map(Arc::new)
             });
             let _ = self.events.set(table);
         }
@@ -139,6 +150,19 @@ impl Script {
             Some(r) => r.as_ref().map_err(Clone::clone),
             None => Err(self.internal("the event table is missing")),
         }
+    }
+
+    /// True if `x` is in the set `set` (finite or [`Value::Infinite`]).
+    pub fn member(&self, set: &Value, x: &Value) -> Result<bool, CspError> {
+        let _g = StackGuard::enter();
+        self.set_contains(set, x)
+    }
+
+    /// False if the set `set` surely holds no event of the event table (it describes only
+    /// events of channels that are not enumerated, [`EventTable::lazy_channels`]).
+    pub fn may_hold_enumerated_events(&self, set: &Value) -> bool {
+        let _g = StackGuard::enter();
+        self.may_hold_table_events(set)
     }
 
     /// The printed form of a value (`c.1.true`, `{1, 2}`, `<a, b>`).

@@ -12,7 +12,7 @@ impl Script {
         while need > 0 && j < atoms.len() {
             need -= 1;
             if let Value::Ctor(k) = &atoms[j] {
-                need += self.ctor_fields(*k)?.len();
+                need += self.ctor_arity(*k)?;
             }
             j += 1;
         }
@@ -63,7 +63,7 @@ impl Script {
     pub(super) fn field_contains(&self, f: &FieldSet, v: &Value) -> EResult<bool> {
         Ok(match f {
             FieldSet::Finite(s) => s.binary_search(v).is_ok(),
-            FieldSet::Ints => matches!(v, Value::Int(_)),
+            FieldSet::Infinite(i) => self.inf_contains(i, v)?,
             FieldSet::DataType(d) => {
                 let atoms = v.atoms();
                 let Some(Value::Ctor(k)) = atoms.first() else {
@@ -73,20 +73,7 @@ impl Script {
                     return Ok(false);
                 }
                 let fields = self.ctor_fields(*k)?;
-                let mut pos = 1;
-                for fi in fields.iter() {
-                    if pos >= atoms.len() {
-                        return Ok(false);
-                    }
-                    let len = self.field_len(Some(fi), atoms, pos)?.max(1);
-                    if pos + len > atoms.len()
-                        || !self.field_contains(fi, &Value::from_atoms(&atoms[pos..pos + len]))?
-                    {
-                        return Ok(false);
-                    }
-                    pos += len;
-                }
-                pos == atoms.len()
+                self.fields_contain(&fields, &atoms[1..])?
             }
         })
     }
@@ -122,47 +109,49 @@ impl Script {
         let Some(Value::Chan(c)) = atoms.first() else {
             return Ok(EventStatus::Invalid);
         };
-        match self.chan_events(*c, span) {
-            Ok(evs) => {
-                if evs.binary_search_by(|e| (**e).cmp(atoms)).is_ok() {
-                    return Ok(EventStatus::Complete);
-                }
-                let lo = evs.partition_point(|e| e[..e.len().min(atoms.len())] < *atoms);
-                let extends = evs
-                    .get(lo)
-                    .is_some_and(|e| e.len() > atoms.len() && e[..atoms.len()] == *atoms);
-                Ok(if extends {
+        if self.lazy_channel(*c)? {
+            return self.typed_event_status(*c, atoms);
+        }
+        let evs = self.chan_events(*c, span)?;
+        if evs.binary_search_by(|e| (**e).cmp(atoms)).is_ok() {
+            return Ok(EventStatus::Complete);
+        }
+        let lo = evs.partition_point(|e| e[..e.len().min(atoms.len())] < *atoms);
+        let extends = evs
+            .get(lo)
+            .is_some_and(|e| e.len() > atoms.len() && e[..atoms.len()] == *atoms);
+        Ok(if extends {
+            EventStatus::Partial
+        } else {
+            EventStatus::Invalid
+        })
+    }
+
+    /// [`Script::event_status`] for a channel whose events are not enumerated: the atoms
+    /// split into fields, each checked against its type.
+    fn typed_event_status(&self, c: u32, atoms: &[Value]) -> EResult<EventStatus> {
+        let fields = self.chan_fields(c)?;
+        let groups = self.typed_groups(c, &atoms[1..])?;
+        if groups.len() > fields.len() {
+            return Ok(EventStatus::Invalid);
+        }
+        for (i, (v, complete)) in groups.iter().enumerate() {
+            if *complete && !self.field_contains(&fields[i], v)? {
+                return Ok(EventStatus::Invalid);
+            }
+            if !complete {
+                return Ok(if i + 1 == groups.len() {
                     EventStatus::Partial
                 } else {
                     EventStatus::Invalid
-                })
+                });
             }
-            Err(e) if matches!(e.kind, ErrorKind::Unsupported | ErrorKind::Limit) => {
-                let fields = self.chan_fields(*c)?;
-                let groups = self.typed_groups(*c, &atoms[1..])?;
-                if groups.len() > fields.len() {
-                    return Ok(EventStatus::Invalid);
-                }
-                for (i, (v, complete)) in groups.iter().enumerate() {
-                    if *complete && !self.field_contains(&fields[i], v)? {
-                        return Ok(EventStatus::Invalid);
-                    }
-                    if !complete {
-                        return Ok(if i + 1 == groups.len() {
-                            EventStatus::Partial
-                        } else {
-                            EventStatus::Invalid
-                        });
-                    }
-                }
-                Ok(if groups.len() == fields.len() {
-                    EventStatus::Complete
-                } else {
-                    EventStatus::Partial
-                })
-            }
-            Err(e) => Err(e),
         }
+        Ok(if groups.len() == fields.len() {
+            EventStatus::Complete
+        } else {
+            EventStatus::Partial
+        })
     }
 
     /// Why `atoms` (headed by channel `c`) is not an event or a prefix of one.
@@ -228,7 +217,7 @@ impl Script {
                 }
                 need -= 1;
                 if let Value::Ctor(k) = a {
-                    need += self.ctor_fields(*k)?.len();
+                    need += self.ctor_arity(*k)?;
                 }
             }
             return Ok(need == 0);
@@ -242,6 +231,9 @@ impl Script {
         let atoms = v.atoms();
         match atoms.first() {
             Some(Value::Chan(_)) => self.check_partial_event(atoms, span),
+            // (not while the constructor's own field types are being computed: a type such
+            // as `Sq.Seq(fact).agents` with `agents = {Sq.<Ground>.Ground, ...}`)
+            Some(Value::Ctor(k)) if in_progress((2, *k)) => Ok(()),
             Some(Value::Ctor(k)) => {
                 let fields = self.ctor_fields(*k)?;
                 let mut pos = 1;
@@ -290,7 +282,7 @@ impl Script {
             Value::Int(_) => (0, 0),
             Value::Bool(_) => (1, 0),
             Value::Tuple(t) => (2, t.len() as u32),
-            Value::Set(_) | Value::IntSet => (3, 0),
+            Value::Set(_) | Value::Infinite(_) => (3, 0),
             Value::Seq(_) => (4, 0),
             Value::Chan(_) => (5, 0),
             Value::Ctor(k) => (6, self.prog.ctors[*k as usize].datatype),
@@ -343,11 +335,11 @@ impl Script {
 
     pub(super) fn outside_type(&self, c: u32, i: usize, v: &Value, span: Span) -> CspError {
         let ty = match self.chan_fields(c) {
-            Ok(f) => match &f[i] {
-                FieldSet::Finite(s) => self.show(&Value::Set(s.clone())),
-                FieldSet::Ints => "Int".into(),
-                FieldSet::DataType(d) => self.prog.datatypes[*d as usize].name.to_string(),
-            },
+            Ok(f) => {
+                let mut s = String::new();
+                self.write_field(&mut s, &f[i]);
+                s
+            }
             Err(_) => "?".into(),
         };
         self.err(

@@ -53,11 +53,9 @@ impl Script {
     pub(super) fn elements(&self, e: &Expr, env: &mut Env) -> EResult<Arc<[Value]>> {
         match self.eval(e, env)? {
             Value::Set(s) | Value::Seq(s) => Ok(s),
-            Value::IntSet => Err(self.err(
-                e.span,
-                ErrorKind::Unsupported,
-                "drawing from the infinite set Int is outside weft's CSPm subset",
-            )),
+            v @ Value::Infinite(_) => {
+                Err(self.infinite_error(e.span, &v, "a comprehension or replicated operator"))
+            }
             other => Err(self.err(
                 e.span,
                 ErrorKind::Type,
@@ -280,7 +278,41 @@ impl Script {
                     .collect::<EResult<Vec<_>>>()?;
                 self.make_set(vs, e.span)?
             }
-            K::SetRange(a, b) => Value::Set(self.range(a, b, env, e.span)?.into()),
+            K::SetFrom(a) => self.ints_value(IntRanges::from(self.eval_int(a, env)?)),
+            K::SeqFrom(_) => {
+                return Err(self.err(
+                    e.span,
+                    ErrorKind::Unsupported,
+                    "the infinite sequence `<m..>` is outside weft's CSPm subset",
+                ))
+            }
+            K::RangeComp(range, stmts) => {
+                let set = matches!(range.kind, K::SetRange(..) | K::SetFrom(_));
+                let mut parts = Vec::new();
+                self.for_each(stmts, env, &mut |s, env| {
+                    parts.push(s.eval(range, env)?);
+                    Ok(())
+                })?;
+                if set {
+                    self.set_union(parts)
+                } else {
+                    let mut out = Vec::new();
+                    for p in parts {
+                        if let Value::Seq(items) = p {
+                            out.extend(items.iter().cloned());
+                        }
+                        if out.len() > MAX_COLLECTION {
+                            return Err(self.err(e.span, ErrorKind::Limit, "sequence too long"));
+                        }
+                    }
+                    Value::Seq(out.into())
+                }
+            }
+            K::SetRange(a, b) => {
+                let lo = self.eval_int(a, env)?;
+                let hi = self.eval_int(b, env)?;
+                self.ints_value(IntRanges::between(lo, hi))
+            }
             K::SetComp(items, stmts) => {
                 let mut out = Vec::new();
                 self.for_each(stmts, env, &mut |s, env| {
@@ -298,20 +330,20 @@ impl Script {
                 let mut out = Vec::new();
                 for it in items {
                     let v = self.eval(it, env)?;
-                    self.productions(&v, it.span, &mut out)?;
+                    out.push(self.productions(&v, it.span)?);
                 }
-                self.make_set(out, e.span)?
+                self.set_union(out)
             }
             K::ProductionsComp(items, stmts) => {
                 let mut out = Vec::new();
                 self.for_each(stmts, env, &mut |s, env| {
                     for it in items {
                         let v = s.eval(it, env)?;
-                        s.productions(&v, it.span, &mut out)?;
+                        out.push(s.productions(&v, it.span)?);
                     }
                     Ok(())
                 })?;
-                self.make_set(out, e.span)?
+                self.set_union(out)
             }
             K::Prefix(_) => {
                 let (_, free, _) = self
@@ -431,6 +463,8 @@ impl Script {
                 Value::Proc(Proc::new(ProcNode::Link(pp, rel, pq)))
             }
             K::Replicated(op, stmts, body) => self.replicated(op, stmts, body, env, e.span)?,
+            K::TimedHeader(tock, et) => self.timed_header(tock, et.as_deref(), env)?,
+            K::Timed(t) => self.eval_timed(t, env)?,
             _ => return Err(self.internal("eval_complex on a simple expression")),
         })
     }
@@ -506,6 +540,9 @@ impl Script {
     /// Evaluates a set of events (each element must be a complete event).
     pub(super) fn event_set(&self, e: &Expr, env: &mut Env) -> EResult<EventSet> {
         let v = self.eval(e, env)?;
+        if let Value::Infinite(_) = &v {
+            return self.infinite_event_set(&v, e.span);
+        }
         let Value::Set(items) = &v else {
             return Err(self.err(
                 e.span,

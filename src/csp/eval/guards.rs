@@ -13,6 +13,11 @@ thread_local! {
     static EVALUATING: RefCell<Vec<(Frame, bool)>> = const { RefCell::new(Vec::new()) };
 }
 
+/// True if the item `key` is being computed on this thread.
+pub(super) fn in_progress(key: (u8, u32)) -> bool {
+    IN_PROGRESS.with(|p| p.borrow().contains(&key))
+}
+
 /// Sets how many bytes of stack evaluation may use on the calling thread (deep recursion in
 /// a script then fails with a positioned error instead of overflowing the stack). Set it a
 /// few MiB below the thread's stack size. Unoptimised builds use about 40 KiB of stack per

@@ -51,6 +51,11 @@ pub(super) fn finish_load(
     mut ctx: parser::ParseContext,
     decls: Vec<Decl>,
 ) -> Result<Script, CspError> {
+    let decls = if ctx.has_timed {
+        crate::csp::syntax::timed::lower(decls, &mut ctx.next_id)
+    } else {
+        decls
+    };
     let prelude = parser::parse_text_in_context(
         &mut ctx,
         Path::new("<prelude>"),

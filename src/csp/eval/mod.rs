@@ -13,7 +13,8 @@
 //! `apply` look up definitions and apply functions, `patterns` matches values,
 //! `types` and `dotted` know channel and datatype fields and the event table, `prefix`
 //! enumerates the events of prefixes, `builtins` holds the built-in functions, `print`
-//! prints values, `guards` bounds stack and depth, and `assertions` evaluates assertions.
+//! prints values, `guards` bounds stack and depth, `assertions` evaluates assertions, and
+//! `timed` gives the constructs of timed sections their tock-CSP meaning.
 
 #![forbid(unsafe_code)]
 
@@ -39,19 +40,22 @@ mod diagnostics;
 mod dotted;
 mod expr;
 mod guards;
+mod infinite;
 mod load;
 mod names;
 mod operators;
 mod patterns;
 mod prefix;
 mod print;
+mod ranges;
+mod timed;
 mod types;
 pub mod value;
 
 use apply::func;
 use expr::flatten_dots;
 pub use guards::set_thread_stack_budget;
-use guards::{evaluating, self_reference, stack_exhausted, Frame, StackGuard};
+use guards::{evaluating, in_progress, self_reference, stack_exhausted, Frame, StackGuard};
 use load::collapse_ws;
 pub use load::{load_script, load_str};
 
@@ -85,12 +89,12 @@ type Clauses<'a> = Vec<(Vec<Vec<Pattern>>, &'a Expr)>;
 type EResult<T> = Result<T, CspError>;
 
 /// The type of one field of a channel or constructor.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum FieldSet {
     /// A finite set of values.
     Finite(Arc<[Value]>),
-    /// All integers.
-    Ints,
+    /// A set weft does not enumerate (`Int`, `Seq(X)`, ...).
+    Infinite(Arc<InfSet>),
     /// The values of a datatype (by index), which may be infinite.
     DataType(u32),
 }
@@ -102,7 +106,9 @@ enum EventStatus {
     Invalid,
 }
 
-/// All events of a script's channels, numbered.
+/// The events of a script's channels, numbered: all of them, except those of the channels
+/// whose events are not enumerated (a field of an infinite type, or too many events), which
+/// [`EventTable::lazy_channels`] lists; their events are numbered as a process meets them.
 #[derive(Debug)]
 pub struct EventTable {
     /// The events, channel by channel in declaration order, each channel's in value order.
@@ -110,6 +116,8 @@ pub struct EventTable {
     /// Their printed names (`c.1.true`).
     pub names: Vec<String>,
     index: HashMap<Value, u32>,
+    /// The channels whose events are not in the table, in declaration order.
+    pub lazy_channels: Vec<u32>,
 }
 
 impl EventTable {
@@ -208,7 +216,7 @@ pub struct Script {
     datatype_values: Vec<OnceLock<EResult<Value>>>,
     nametype_fields: Vec<OnceLock<EResult<Arc<[FieldSet]>>>>,
     chan_events: Vec<OnceLock<EResult<AtomTable>>>,
-    events: OnceLock<EResult<EventTable>>,
+    events: OnceLock<EResult<Arc<EventTable>>>,
     unfolds: DashMap<Call, Proc>,
     let_values: DashMap<(Arc<LetRef>, u32), Value>,
     assertions: Vec<Assertion>,

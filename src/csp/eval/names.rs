@@ -30,14 +30,20 @@ impl Script {
             GlobalKind::Builtin(b) => func(Target::Builtin(b)),
             GlobalKind::Stop => Value::Proc(Proc::new(ProcNode::Stop)),
             GlobalKind::Skip => Value::Proc(Proc::new(ProcNode::Skip)),
-            GlobalKind::Int => Value::IntSet,
+            GlobalKind::Int => InfSet::Ints(IntRanges::all()).value(),
             GlobalKind::Bool => Value::Set(Arc::from(vec![Value::Bool(false), Value::Bool(true)])),
             GlobalKind::Events => {
                 if let Some(e) = &self.events_error {
                     return Err(e.clone());
                 }
                 let t = self.events()?;
-                Value::set_from(t.events.clone())
+                let mut parts = vec![Value::set_from(t.events.clone())];
+                parts.extend(
+                    t.lazy_channels
+                        .iter()
+                        .map(|&c| InfSet::Productions(Value::Chan(c)).value()),
+                );
+                self.set_union(parts)
             }
             GlobalKind::True => Value::Bool(true),
             GlobalKind::False => Value::Bool(false),
@@ -60,11 +66,12 @@ impl Script {
     /// The set of values of a (product) type.
     pub(super) fn fields_value(&self, fields: &[FieldSet], span: Span) -> EResult<Value> {
         if fields.len() == 1 {
-            return match &fields[0] {
-                FieldSet::Finite(s) => Ok(Value::Set(s.clone())),
-                FieldSet::Ints => Ok(Value::IntSet),
-                FieldSet::DataType(d) => self.datatype_value(*d),
-            };
+            return self.field_value(&fields[0]);
+        }
+        for f in fields {
+            if !self.field_finite(f)? {
+                return Ok(InfSet::Dotted(fields.into()).value());
+            }
         }
         let mut all = Vec::new();
         self.product(&[], fields, span, &mut |a| all.push(Value::from_atoms(a)))?;

@@ -96,7 +96,13 @@ impl Script {
                         ));
                     }
                 }
-                Value::Bool((va == vb) == (op == BinOp::Eq))
+                let equal = if matches!(va, Value::Infinite(_)) || matches!(vb, Value::Infinite(_))
+                {
+                    self.infinite_sets_equal(&va, &vb, span)?
+                } else {
+                    va == vb
+                };
+                Value::Bool(equal == (op == BinOp::Eq))
             }
             BinOp::Lt | BinOp::Gt | BinOp::Le | BinOp::Ge => {
                 let (x, y) = if matches!(op, BinOp::Gt | BinOp::Ge) {
@@ -142,6 +148,9 @@ impl Script {
             (Value::Set(a), Value::Set(b)) => {
                 let sub = a.iter().all(|v| b.binary_search(v).is_ok());
                 sub && (!strict || a.len() < b.len())
+            }
+            (Value::Set(_) | Value::Infinite(_), Value::Set(_) | Value::Infinite(_)) => {
+                self.infinite_subset(x, y, strict, span)?
             }
             (Value::Seq(a), Value::Seq(b)) => {
                 let prefix = a.len() <= b.len() && a[..] == b[..a.len()];

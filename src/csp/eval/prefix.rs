@@ -4,39 +4,44 @@
 use super::*;
 
 impl Script {
-    /// Events of `v`'s channel (or values of its datatype) extending `v`.
-    pub(super) fn productions(&self, v: &Value, span: Span, out: &mut Vec<Value>) -> EResult<()> {
+    /// `{| v |}`: the events of `v`'s channel (or values of its datatype) extending `v`; a
+    /// description ([`InfSet::Productions`]) where they cannot be enumerated.
+    pub(super) fn productions(&self, v: &Value, span: Span) -> EResult<Value> {
         let atoms = v.atoms();
         match atoms.first() {
             Some(Value::Chan(c)) => {
                 self.check_partial_event(atoms, span)?;
+                if self.lazy_channel(*c)? {
+                    return self.lazy_productions(v, span);
+                }
                 let evs = self.chan_events(*c, span)?;
                 let lo = evs.partition_point(|e| e[..e.len().min(atoms.len())] < *atoms);
+                let mut out = Vec::new();
                 for e in evs[lo..].iter() {
                     if e.len() < atoms.len() || e[..atoms.len()] != *atoms {
                         break;
                     }
                     out.push(Value::from_atoms(e));
                 }
-                Ok(())
+                Ok(Value::Set(out.into()))
             }
             Some(Value::Ctor(k)) => {
                 let dt = self.prog.ctors[*k as usize].datatype;
                 let Value::Set(all) = self.datatype_value(dt)? else {
-                    return Ok(());
+                    return self.lazy_productions(v, span);
                 };
+                let mut out = Vec::new();
                 for x in all.iter() {
                     let xa = x.atoms();
                     if xa.len() >= atoms.len() && xa[..atoms.len()] == *atoms {
                         out.push(x.clone());
                     }
                 }
-                Ok(())
+                Ok(Value::Set(out.into()))
             }
             // FDR2's closure of a value that is not dotted is the value itself
             _ if v.is_comparable() && !matches!(v, Value::Dot(_)) => {
-                out.push(v.clone());
-                Ok(())
+                Ok(Value::Set(Arc::from([v.clone()])))
             }
             _ => Err(self.err(
                 span,
@@ -49,16 +54,57 @@ impl Script {
         }
     }
 
+    /// The field types left after the fields `v` gives (`v` a channel or constructor with
+    /// some of its fields), or `None` when `v` ends inside a field.
+    pub(super) fn remaining_fields(&self, v: &Value) -> EResult<Option<Vec<FieldSet>>> {
+        let atoms = v.atoms();
+        match atoms.first() {
+            Some(Value::Chan(c)) => {
+                let fields = self.chan_fields(*c)?;
+                let groups = self.typed_groups(*c, &atoms[1..])?;
+                if groups.last().is_some_and(|g| !g.1) || groups.len() > fields.len() {
+                    return Ok(None);
+                }
+                Ok(Some(fields[groups.len()..].to_vec()))
+            }
+            Some(Value::Ctor(k)) if atoms.len() == 1 => Ok(Some(self.ctor_fields(*k)?.to_vec())),
+            _ => Ok(None),
+        }
+    }
+
+    /// [`Script::productions`] of a channel or datatype that is not enumerated: the events
+    /// (values) extending `v` when the fields left are finite, a description otherwise.
+    fn lazy_productions(&self, v: &Value, span: Span) -> EResult<Value> {
+        if let Some(rest) = self.remaining_fields(v)? {
+            if matches!(self.fields_size(&rest)?, Some(n) if n <= MAX_COLLECTION as u128) {
+                let mut out = Vec::new();
+                self.product(v.atoms(), &rest, span, &mut |a| {
+                    out.push(Value::from_atoms(a))
+                })?;
+                return Ok(Value::set_from(out));
+            }
+        }
+        Ok(InfSet::Productions(v.clone()).value())
+    }
+
     /// The remainders `r` such that `v.r` is an event (of `v`'s channel).
-    pub(super) fn extensions(&self, v: &Value, span: Span) -> EResult<Vec<Value>> {
-        let mut evs = Vec::new();
-        self.productions(v, span, &mut evs)?;
+    pub(super) fn extensions(&self, v: &Value, span: Span) -> EResult<Value> {
+        let evs = match self.productions(v, span)? {
+            Value::Set(evs) => evs,
+            inf => {
+                return match self.remaining_fields(v)? {
+                    Some(rest) if !rest.is_empty() => self.fields_value(&rest, span),
+                    _ => Err(self.infinite_error(span, &inf, "`extensions`")),
+                }
+            }
+        };
         let n = v.atoms().len();
-        Ok(evs
-            .iter()
-            .filter(|e| e.atoms().len() > n)
-            .map(|e| Value::from_atoms(&e.atoms()[n..]))
-            .collect())
+        Ok(Value::set_from(
+            evs.iter()
+                .filter(|e| e.atoms().len() > n)
+                .map(|e| Value::from_atoms(&e.atoms()[n..]))
+                .collect(),
+        ))
     }
 
     /// A renaming or link relation: every event extending the left side, paired with the
@@ -76,9 +122,14 @@ impl Script {
                 let va = s.eval(a, env)?;
                 let vb = s.eval(b, env)?;
                 let n = va.atoms().len();
-                let mut evs = Vec::new();
-                s.productions(&va, a.span, &mut evs)?;
-                for ev in evs {
+                let evs = match s.productions(&va, a.span)? {
+                    Value::Set(evs) => evs,
+                    _ => {
+                        out.push(s.symbolic_pair(&va, &vb, b.span)?);
+                        continue;
+                    }
+                };
+                for ev in evs.iter().cloned() {
                     let mut target = vb.atoms().to_vec();
                     target.extend_from_slice(&ev.atoms()[n..]);
                     if !s.validate_event(&target, b.span)? {
@@ -102,6 +153,36 @@ impl Script {
         out.sort_unstable();
         out.dedup();
         Ok(out.into())
+    }
+
+    /// The pair `({| a |}, {| b |})` of a relation over a channel whose events extending `a`
+    /// are not enumerated: `a.r` goes to `b.r` for every event `a.r`. Every such `b.r` must be
+    /// an event, which weft checks by the field types left after `a` and `b` being the same.
+    fn symbolic_pair(&self, a: &Value, b: &Value, span: Span) -> EResult<(Value, Value)> {
+        self.check_partial_event(b.atoms(), span)?;
+        let (ra, rb) = (self.remaining_fields(a)?, self.remaining_fields(b)?);
+        match (ra, rb) {
+            (Some(x), Some(y))
+                if x == y
+                    && matches!(a.atoms().first(), Some(Value::Chan(_)))
+                    && matches!(b.atoms().first(), Some(Value::Chan(_))) =>
+            {
+                Ok((
+                    InfSet::Productions(a.clone()).value(),
+                    InfSet::Productions(b.clone()).value(),
+                ))
+            }
+            _ => Err(self.err(
+                span,
+                ErrorKind::Unsupported,
+                format!(
+                    "renaming or linking the events of {} (not enumerated: an infinite type) to \
+                     those of {} needs the two to have the same field types left",
+                    self.show(a),
+                    self.show(b)
+                ),
+            )),
+        }
     }
 
     pub(super) fn prefix_fields(
@@ -149,40 +230,26 @@ impl Script {
                     PatKind::Dot(ps) => ps.len(),
                     _ => 1,
                 };
-                let evs = self.chan_events(chan, p.span)?;
-                let fields = self.chan_fields(chan)?;
-                let groups = self.typed_groups(chan, &atoms[1..])?;
-                let mid_field = groups.last().is_some_and(|g| !g.1);
-                let field_index = groups.len();
-                let lo = evs.partition_point(|e| e[..e.len().min(atoms.len())] < *atoms);
-                let mut choices: BTreeSet<Value> = BTreeSet::new();
-                for e in evs[lo..].iter() {
-                    if e.len() < atoms.len() || e[..atoms.len()] != *atoms {
-                        break;
-                    }
-                    let rest = &e[atoms.len()..];
-                    if rest.is_empty() {
-                        continue;
-                    }
-                    let n = if last {
-                        rest.len()
-                    } else {
-                        let mut n = 0;
-                        for m in 0..parts {
-                            if n < rest.len() {
-                                let f = if mid_field {
-                                    None
-                                } else {
-                                    fields.get(field_index + m)
-                                };
-                                n += self.field_len(f, rest, n)?.max(1);
-                            }
+                let allowed = match restriction {
+                    Some(r) => match self.eval(r, env)? {
+                        s @ (Value::Set(_) | Value::Infinite(_)) => Some(s),
+                        other => {
+                            return Err(self.err(
+                                r.span,
+                                ErrorKind::Type,
+                                format!("`?x:S` needs a set, found {}", self.show(&other)),
+                            ))
                         }
-                        n.min(rest.len())
-                    };
-                    choices.insert(Value::from_atoms(&rest[..n]));
-                }
-                if choices.is_empty() {
+                    },
+                    None => None,
+                };
+                let choices = if self.lazy_channel(chan)? {
+                    self.lazy_input_choices(chan, &atoms, parts, last, allowed.as_ref(), p.span)?
+                } else {
+                    self.input_choices(chan, &atoms, parts, last, p.span)?
+                };
+                if choices.is_empty() && self.event_status(&atoms, p.span)? == EventStatus::Complete
+                {
                     let n = self.chan_fields(chan)?.len();
                     return Err(self.err(
                         p.span,
@@ -195,23 +262,9 @@ impl Script {
                         ),
                     ));
                 }
-                let allowed = match restriction {
-                    Some(r) => match self.eval(r, env)? {
-                        Value::Set(s) => Some(FieldSet::Finite(s)),
-                        Value::IntSet => Some(FieldSet::Ints),
-                        other => {
-                            return Err(self.err(
-                                r.span,
-                                ErrorKind::Type,
-                                format!("`?x:S` needs a set, found {}", self.show(&other)),
-                            ))
-                        }
-                    },
-                    None => None,
-                };
                 for v in choices {
                     if let Some(a) = &allowed {
-                        if !self.field_contains(a, &v)? {
+                        if !self.set_contains(a, &v)? {
                             continue;
                         }
                     }
@@ -224,6 +277,123 @@ impl Script {
                     env.truncate(mark);
                 }
                 Ok(())
+            }
+        }
+    }
+
+    /// The values an input `?p` (covering `parts` fields, or all the fields left if `last`)
+    /// offers after `atoms`, from the enumerated events of channel `chan`.
+    fn input_choices(
+        &self,
+        chan: u32,
+        atoms: &[Value],
+        parts: usize,
+        last: bool,
+        span: Span,
+    ) -> EResult<BTreeSet<Value>> {
+        let evs = self.chan_events(chan, span)?;
+        let fields = self.chan_fields(chan)?;
+        let groups = self.typed_groups(chan, &atoms[1..])?;
+        let mid_field = groups.last().is_some_and(|g| !g.1);
+        let field_index = groups.len();
+        let lo = evs.partition_point(|e| e[..e.len().min(atoms.len())] < *atoms);
+        let mut choices: BTreeSet<Value> = BTreeSet::new();
+        for e in evs[lo..].iter() {
+            if e.len() < atoms.len() || e[..atoms.len()] != *atoms {
+                break;
+            }
+            let rest = &e[atoms.len()..];
+            if rest.is_empty() {
+                continue;
+            }
+            let n = if last {
+                rest.len()
+            } else {
+                let mut n = 0;
+                for m in 0..parts {
+                    if n < rest.len() {
+                        let f = if mid_field {
+                            None
+                        } else {
+                            fields.get(field_index + m)
+                        };
+                        n += self.field_len(f, rest, n)?.max(1);
+                    }
+                }
+                n.min(rest.len())
+            };
+            choices.insert(Value::from_atoms(&rest[..n]));
+        }
+        Ok(choices)
+    }
+
+    /// [`Script::input_choices`] for a channel whose events are not enumerated: the values
+    /// of a finite restriction `?p:S` that fit the fields input, or else all values of those
+    /// fields, which must be finite.
+    fn lazy_input_choices(
+        &self,
+        chan: u32,
+        atoms: &[Value],
+        parts: usize,
+        last: bool,
+        allowed: Option<&Value>,
+        span: Span,
+    ) -> EResult<BTreeSet<Value>> {
+        let fields = self.chan_fields(chan)?;
+        let groups = self.typed_groups(chan, &atoms[1..])?;
+        let name = &self.prog.channels[chan as usize].name;
+        if groups.last().is_some_and(|g| !g.1) {
+            return Err(self.err(
+                span,
+                ErrorKind::Unsupported,
+                format!(
+                    "an input inside a field of channel `{name}`, whose events are not \
+                     enumerated (an infinite type), is outside weft's CSPm subset"
+                ),
+            ));
+        }
+        let k = groups.len();
+        if k >= fields.len() {
+            return Ok(BTreeSet::new());
+        }
+        let covered = if last {
+            &fields[k..]
+        } else {
+            &fields[k..(k + parts).min(fields.len())]
+        };
+        let mut out = BTreeSet::new();
+        if let Some(Value::Set(s)) = allowed {
+            for v in s.iter() {
+                if self.fields_contain(covered, v.atoms())? {
+                    out.insert(v.clone());
+                }
+            }
+            return Ok(out);
+        }
+        match self.fields_size(covered)? {
+            Some(n) if n <= MAX_COLLECTION as u128 => {
+                self.product(&[], covered, span, &mut |a| {
+                    out.insert(Value::from_atoms(a));
+                })?;
+                Ok(out)
+            }
+            _ => {
+                let ty = self.fields_value(covered, span)?;
+                Err(self.err(
+                    span,
+                    ErrorKind::Eval,
+                    format!(
+                        "the input `?{}` needs every value of field{} {} of channel `{name}`, \
+                         of the infinite type {} (restrict it: `?x:S`)",
+                        self.sources.text(span),
+                        if covered.len() == 1 { "" } else { "s" },
+                        (k + 1..=k + covered.len())
+                            .map(|i| i.to_string())
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        self.show(&ty)
+                    ),
+                ))
             }
         }
     }

@@ -49,7 +49,7 @@ impl Script {
                     }
                 }
             }
-            Value::IntSet => s.push_str("Int"),
+            Value::Infinite(set) => self.write_infinite(s, set),
             Value::Func(f) => {
                 s.push_str(&self.target_name(&f.target));
                 for g in &f.applied {
@@ -72,6 +72,9 @@ impl Script {
     }
 
     pub(super) fn write_set(&self, s: &mut String, set: &[Value]) {
+        if matches!(set.last(), Some(Value::Infinite(_))) {
+            return self.write_described_events(s, set);
+        }
         s.push('{');
         self.write_list(s, set);
         s.push('}');
@@ -196,6 +199,7 @@ impl Script {
                 s.push_str(" [> ");
                 sub(s, b);
             }
+            ProcNode::Timed(t) => self.write_timed(s, t, depth),
         }
     }
 }

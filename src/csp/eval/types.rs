@@ -40,8 +40,24 @@ impl Script {
             return r.clone();
         }
         let dt = &self.prog.datatypes[d as usize];
+        // Asked for while its own values, or the field types of one of its constructors, are
+        // being computed: the datatype is recursive, so infinite.
+        if in_progress((3, d)) || dt.ctors.iter().any(|&k| in_progress((2, k))) {
+            return Ok(InfSet::DataType(d).value());
+        }
         let span = self.prog.ctors[dt.ctors[0] as usize].span;
         let r = self.guarded((3, d), &dt.name, span, || {
+            // A datatype with an infinite field (or too many values) is not enumerated.
+            let mut total: u128 = 0;
+            for &k in &dt.ctors {
+                match self.fields_size(&self.ctor_fields(k)?)? {
+                    Some(n) => total = total.saturating_add(n),
+                    None => return Ok(InfSet::DataType(d).value()),
+                }
+            }
+            if total > MAX_COLLECTION as u128 {
+                return Ok(InfSet::DataType(d).value());
+            }
             let mut all = Vec::new();
             for &k in &dt.ctors {
                 let fields = self.ctor_fields(k)?;
@@ -93,22 +109,23 @@ impl Script {
             }
         }
         if let ExprKind::Tuple(items) = &e.kind {
-            let mut sets = Vec::new();
+            let mut values = Vec::new();
             for it in items {
-                match self.type_component(it)? {
-                    FieldSet::Finite(s) => sets.push(s),
-                    FieldSet::DataType(d) => match self.datatype_value(d)? {
-                        Value::Set(s) => sets.push(s),
-                        _ => return Err(self.internal("datatype value is not a set")),
-                    },
-                    FieldSet::Ints => {
-                        return Err(self.err(
-                            it.span,
-                            ErrorKind::Unsupported,
-                            "a tuple type with an infinite component is outside weft's CSPm subset",
-                        ))
-                    }
-                }
+                let f = self.type_component(it)?;
+                values.push(self.field_value(&f)?);
+            }
+            let sets: Vec<Arc<[Value]>> = values
+                .iter()
+                .filter_map(|v| match v {
+                    Value::Set(s) => Some(s.clone()),
+                    _ => None,
+                })
+                .collect();
+            let size = sets
+                .iter()
+                .fold(1u128, |n, s| n.saturating_mul(s.len() as u128));
+            if sets.len() < values.len() || size > MAX_COLLECTION as u128 {
+                return Ok(FieldSet::Infinite(Arc::new(InfSet::Tuples(values.into()))));
             }
             let mut out = vec![Vec::new()];
             for s in &sets {
@@ -149,7 +166,7 @@ impl Script {
                 }
                 Ok(FieldSet::Finite(s))
             }
-            Value::IntSet => Ok(FieldSet::Ints),
+            Value::Infinite(i) => Ok(FieldSet::Infinite(i)),
             other => Err(self.err(
                 e.span,
                 ErrorKind::Type,
@@ -169,27 +186,20 @@ impl Script {
         let mut total: usize = 1;
         let mut sets = Vec::new();
         for (i, f) in fields.iter().enumerate() {
-            let f = match f {
-                FieldSet::DataType(d) => match self.datatype_value(*d)? {
-                    Value::Set(s) => FieldSet::Finite(s),
-                    _ => return Err(self.internal("datatype value is not a set")),
-                },
-                other => other.clone(),
-            };
-            match &f {
-                FieldSet::DataType(_) => return Err(self.internal("datatype field left")),
-                FieldSet::Finite(s) => {
+            match self.field_value(f)? {
+                Value::Set(s) => {
                     total = total.saturating_mul(s.len());
                     sets.push(s.clone());
                 }
-                FieldSet::Ints => {
+                other => {
                     return Err(self.err(
                         span,
                         ErrorKind::Unsupported,
                         format!(
-                            "field {} of {} has the infinite type Int: weft needs finite types to enumerate it",
+                            "field {} of {} has the infinite type {}: it cannot be enumerated",
                             i + 1,
-                            self.show(&Value::from_atoms(prefix))
+                            self.show(&Value::from_atoms(prefix)),
+                            self.show(&other)
                         ),
                     ))
                 }
@@ -241,11 +251,38 @@ impl Script {
         self.chan_events[c as usize].get_or_init(|| r).clone()
     }
 
+    /// The number of values of a product of field types (`None` if one is infinite).
+    pub(super) fn fields_size(&self, fields: &[FieldSet]) -> EResult<Option<u128>> {
+        let mut total: u128 = 1;
+        for f in fields {
+            match self.field_value(f)? {
+                Value::Set(s) => total = total.saturating_mul(s.len() as u128),
+                _ => return Ok(None),
+            }
+        }
+        Ok(Some(total))
+    }
+
+    /// True if the events of channel `c` are not enumerated (a field type is infinite, or
+    /// there are too many): they are numbered as met instead, and `{| c |}` is kept as a
+    /// description.
+    pub(super) fn lazy_channel(&self, c: u32) -> EResult<bool> {
+        Ok(match self.fields_size(&self.chan_fields(c)?)? {
+            Some(n) => n > MAX_COLLECTION as u128,
+            None => true,
+        })
+    }
+
     pub(super) fn build_event_table(&self) -> EResult<EventTable> {
         let _g = StackGuard::enter();
         let mut events = Vec::new();
+        let mut lazy_channels = Vec::new();
         for c in 0..self.prog.channels.len() {
             if self.broken_chans[c] {
+                continue;
+            }
+            if self.lazy_channel(c as u32)? {
+                lazy_channels.push(c as u32);
                 continue;
             }
             let evs = self.chan_events(c as u32, self.prog.channels[c].span)?;
@@ -267,6 +304,33 @@ impl Script {
             events,
             names,
             index,
+            lazy_channels,
         })
+    }
+}
+
+impl Script {
+    /// The number of fields of constructor `k`; read from its declaration while its field
+    /// types are being computed (a datatype whose field types use its own values).
+    pub(super) fn ctor_arity(&self, k: u32) -> EResult<usize> {
+        if !in_progress((2, k)) {
+            return Ok(self.ctor_fields(k)?.len());
+        }
+        let Some(t) = &self.prog.ctors[k as usize].fields else {
+            return Ok(0);
+        };
+        let mut parts = Vec::new();
+        flatten_dots(t, &mut parts);
+        let mut n = 0;
+        for p in parts {
+            n += match &p.kind {
+                ExprKind::Var(name) => match self.prog.globals.get(name) {
+                    Some(GlobalKind::NameType(t)) => self.nametype_fields(*t)?.len(),
+                    _ => 1,
+                },
+                _ => 1,
+            };
+        }
+        Ok(n)
     }
 }

@@ -8,6 +8,9 @@
 
 use std::sync::Arc;
 
+pub use super::ranges::IntRanges;
+use super::FieldSet;
+
 /// Index of a channel in its script (declaration order).
 pub type ChanId = u32;
 /// Index of a datatype constructor in its script (declaration order).
@@ -32,8 +35,9 @@ pub enum Value {
     Ctor(CtorId),
     /// A dotted value: two or more atoms, none of them a `Dot`.
     Dot(Arc<[Value]>),
-    /// The infinite set `Int` (membership tests only).
-    IntSet,
+    /// A set weft does not enumerate (`Int`, `{0..}`, `{| c |}` of a channel of an infinite
+    /// type, `Seq(X)`, ...): membership tests only.
+    Infinite(Arc<InfSet>),
     /// A function value.
     Func(Arc<Func>),
     /// A process.
@@ -87,6 +91,43 @@ impl Value {
     }
 }
 
+/// A set that weft keeps as a description instead of enumerating it: FDR's infinite sets
+/// (and sets too large to enumerate). It answers membership tests; what must enumerate it
+/// (`card`, a generator, an input over it, printing its elements) fails with an error naming
+/// it. Equal descriptions are equal sets; integer sets ([`InfSet::Ints`]) are canonical, so
+/// for them the converse holds too.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum InfSet {
+    /// Integers, more than can be enumerated (`Int`, `{m..}`, ...).
+    Ints(IntRanges),
+    /// `Seq(X)`: the finite sequences with elements in the set `X`.
+    Seqs(Value),
+    /// `Set(X)` of an infinite set `X`: its finite subsets.
+    Sets(Value),
+    /// The values of a datatype (by index) that has infinitely many.
+    DataType(u32),
+    /// The dotted values `v1.v2...` with each `vi` in field type `i` (a name type such as
+    /// `Int.Bool`), one of them infinite.
+    Dotted(Arc<[FieldSet]>),
+    /// The tuples `(v1, ..., vn)` with each `vi` in set `i`, one of them infinite.
+    Tuples(Arc<[Value]>),
+    /// `{| v |}`: the events of a channel (or values of a datatype) that extend `v`.
+    Productions(Value),
+    /// The union of two or more sets, one of them infinite.
+    Union(Arc<[Value]>),
+    /// The intersection of two or more sets, all of them infinite.
+    Inter(Arc<[Value]>),
+    /// The elements of the first set (infinite) not in the second.
+    Diff(Value, Value),
+}
+
+impl InfSet {
+    /// The set as a value.
+    pub fn value(self) -> Value {
+        Value::Infinite(Arc::new(self))
+    }
+}
+
 /// What a variable name is bound to in an environment.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Binding {
@@ -127,6 +168,8 @@ pub enum Builtin {
     Length,
     Productions,
     Extensions,
+    /// `Seq(X)`, the type of sequences over `X`.
+    SeqType,
 }
 
 impl Builtin {
@@ -152,6 +195,7 @@ impl Builtin {
             Builtin::Length => "length",
             Builtin::Productions => "productions",
             Builtin::Extensions => "extensions",
+            Builtin::SeqType => "Seq",
         }
     }
 
@@ -164,7 +208,7 @@ impl Builtin {
     }
 
     /// All built-in functions.
-    pub const ALL: [Builtin; 19] = [
+    pub const ALL: [Builtin; 20] = [
         Builtin::Union,
         Builtin::Inter,
         Builtin::Diff,
@@ -184,6 +228,7 @@ impl Builtin {
         Builtin::Length,
         Builtin::Productions,
         Builtin::Extensions,
+        Builtin::SeqType,
     ];
 }
 
@@ -213,10 +258,13 @@ pub struct Func {
     pub applied: Vec<Arc<[Value]>>,
 }
 
-/// A set of events (sorted, complete events only).
+/// A set of events, sorted: complete events, and, where the set is infinite, descriptions
+/// ([`Value::Infinite`], which sort after every event) of the events it also holds.
 pub type EventSet = Arc<[Value]>;
 
-/// A pair relation on events (renaming `[[a <- b]]`, linking `[a <-> b]`), sorted.
+/// A pair relation on events (renaming `[[a <- b]]`, linking `[a <-> b]`), sorted. Besides
+/// pairs of events, a pair `({| a |}, {| b |})` of [`InfSet::Productions`] stands for every
+/// pair `(a.r, b.r)` where `a.r` is an event (a renaming of a channel of an infinite type).
 pub type EventRelation = Arc<[(Value, Value)]>;
 
 /// A closed process term: a canonical, hashable description of a process state.
@@ -292,4 +340,33 @@ pub enum ProcNode {
     Interrupt(Proc, Proc),
     /// `P [> Q` (sliding choice / timeout)
     Timeout(Proc, Proc),
+    /// A process of a timed section (tock-CSP).
+    Timed(Arc<TimedProc>),
+}
+
+/// The processes that timed sections add (`Timed(et) { ... }`, tock-CSP as FDR defines it;
+/// see `csp::eval::timed`). Each holds the section's `tock` event.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum TimedProc {
+    /// `STOP` in a timed section (FDR's `TSTOP`): only time passes, `tock -> TSTOP`.
+    Stop(Value),
+    /// `SKIP` in a timed section (FDR's `TSKIP`): `(tock -> TSKIP) [] SKIP`.
+    Skip(Value),
+    /// Exactly `n` tocks (`n >= 1`) and nothing else, then the process: the time an event
+    /// takes after it happens, and `WAIT(n)` (`n` tocks, then `TSKIP`).
+    Delay(Value, i64, Proc),
+    /// A prefix written in a timed section: it lets time pass until its event `e` happens,
+    /// which then takes `et(e)` tocks. The value is the section's header, the pair
+    /// `(tock, et)`.
+    Prefix(PrefixClosure, Value),
+    /// Synchronising external choice `P1 [+A+] P2 ...` (FDR's `[+ +]`; the meaning of `[]`
+    /// in a timed section, with `A = {tock}`): an external choice whose events in `A` are
+    /// performed by all operands together and do not resolve it.
+    SyncChoice(EventSet, Vec<Proc>),
+    /// Synchronising interrupt `P /+A+\ Q` (the meaning of `/\` in a timed section, with
+    /// `A = {tock}`): `P` and `Q` perform the events of `A` together, which do not interrupt.
+    SyncInterrupt(Proc, EventSet, Proc),
+    /// `timed_priority(P)`: `P` where `tock` is possible only in states with no tau and no
+    /// ✓ (maximal progress; FDR's `prioritise(P, <{}, {tock}>)`).
+    Priority(Value, Proc),
 }

@@ -8,3 +8,4 @@ pub(crate) mod network;
 pub(crate) mod semantics;
 pub(crate) mod system;
 pub(crate) mod terms;
+pub(crate) mod timed;

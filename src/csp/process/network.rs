@@ -313,7 +313,7 @@ pub(crate) fn combine<X: Copy>(node: &NetNode, leaves: &LeafMoves<X>, s: &mut Sc
             let to = s.moves.len();
             for i in from..to {
                 let m = s.moves[i];
-                for &image in map.1.images(m.label) {
+                for &image in map.1.images(m.label).iter() {
                     s.moves.push(Move { label: image, ..m });
                 }
             }
@@ -364,7 +364,7 @@ pub(crate) fn combine<X: Copy>(node: &NetNode, leaves: &LeafMoves<X>, s: &mut Sc
                             if !alphabets.sets[c].contains(l) {
                                 continue;
                             }
-                            let who = &alphabets.participants[l as usize];
+                            let who = alphabets.participants(l);
                             if who[0] as usize == c {
                                 sync_moves(s, l, l, m, bs, &who[1..]);
                             }
@@ -385,7 +385,7 @@ pub(crate) fn combine<X: Copy>(node: &NetNode, leaves: &LeafMoves<X>, s: &mut Sc
                     TAU => s.moves.push(m),
                     TICK => sync_moves(s, TICK, TICK, m, bs, &[1]),
                     l if map.left.contains(l) => {
-                        for r in map.partners(l) {
+                        for &r in map.partners(l).iter() {
                             sync_moves(s, r, TAU, m, bs, &[1]);
                         }
                     }

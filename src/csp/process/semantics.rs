@@ -11,6 +11,8 @@
 //! - `P [> Q`: `P`'s visible events and ✓ resolve it, `P`'s tau keeps it, and a tau moves to `Q`.
 //! - The static operators (parallels, hiding, renaming, linking) are the rules of a network
 //!   (`network.rs`) whose leaves are the operands.
+//! - The processes of timed sections (timed `STOP`, `SKIP` and prefixes, delays, the
+//!   synchronising choice and interrupt, `timed_priority`): `timed.rs`.
 
 #![forbid(unsafe_code)]
 
@@ -22,7 +24,7 @@ use crate::hash::WordBuildHasher;
 use crate::term::{TermId, TermRef};
 use crate::ts::{Label, TAU};
 
-use super::labels::{label_of, TICK};
+use super::labels::TICK;
 use super::network::{combine, LeafMoves, NetNode, Scratch};
 use super::terms::{
     int_arg, term, BuildPath, Encoding, Op, Section, MAX_NESTING, STACK_RED_ZONE, STACK_SEGMENT,
@@ -46,7 +48,8 @@ pub(crate) struct Semantics {
 /// are the same in every run and at every thread count.
 pub(crate) fn sort_moves(enc: &Encoding, sec: &Section<'_>, moves: &mut Vec<(Label, TermId)>) {
     moves.sort_unstable_by(|&(l, t), &(m, u)| {
-        l.cmp(&m)
+        enc.labels
+            .cmp(l, m)
             .then_with(|| enc.cmp_terms(term(sec, t), term(sec, u)))
     });
     moves.dedup();
@@ -122,10 +125,8 @@ impl Semantics {
             Op::Skip => out.push((TICK, enc.omega(sec).id())),
             Op::Prefix => {
                 let closure = enc.prefixes.get(int_arg(t, 0));
-                let script = &enc.script;
-                let table = script.events()?;
-                for (event, next) in script.prefix_transitions(&closure.0)? {
-                    let label = label_of(script, table, &event)?;
+                for (event, next) in enc.script.prefix_transitions(&closure.0)? {
+                    let label = enc.labels.label_of(&event)?;
                     let next = enc.build(sec, &next, &mut BuildPath::default())?;
                     out.push((label, next.id()));
                 }
@@ -192,6 +193,13 @@ impl Semantics {
             | Op::Hide
             | Op::Rename
             | Op::Link => self.fire_static(sec, t, op, depth, out)?,
+            Op::TStop
+            | Op::TSkip
+            | Op::Delay
+            | Op::TPrefix
+            | Op::SyncExt
+            | Op::SyncInt
+            | Op::TPrio => self.fire_timed(sec, t, op, depth, out)?,
             Op::Net => {
                 return Err(CspError::unpositioned(
                     ErrorKind::Eval,

@@ -235,7 +235,6 @@ struct Shared {
     leaves: LeafTable,
     initial: u32,
     omega: TermId,
-    labels: Vec<String>,
     failed: AtomicBool,
     error: Mutex<Option<CspError>>,
 }
@@ -334,9 +333,6 @@ impl CspSystem {
         // Ordering: Relaxed; only uniqueness matters.
         let id = NEXT_SYSTEM.fetch_add(1, Ordering::Relaxed);
         let enc = Encoding::new(script.clone())?;
-        let table = script.events()?;
-        let mut labels = vec!["tau".to_string(), "✓".to_string()];
-        labels.extend(table.names.iter().cloned());
         TERMS.with(|tt| {
             // The whole construction runs in one section: the terms built stay valid until the
             // system's root set, registered before the section ends, holds them.
@@ -408,7 +404,6 @@ impl CspSystem {
                 leaves: leaf_table,
                 initial,
                 omega,
-                labels,
                 failed: AtomicBool::new(false),
                 error: Mutex::new(None),
             });
@@ -428,13 +423,22 @@ impl CspSystem {
     /// The first evaluation error met while firing states, if any (taken: a second call
     /// returns `None`).
     pub fn take_error(&self) -> Option<CspError> {
+        self.note_label_error();
         self.shared.error.lock().take()
     }
 
     /// True if an evaluation error was met (even if taken since).
     pub fn failed(&self) -> bool {
+        self.note_label_error();
         // Ordering: Relaxed; a flag read after the exploration joined its threads.
         self.shared.failed.load(Ordering::Relaxed)
+    }
+
+    /// Records the error met deciding a label's membership in a described set, if any.
+    fn note_label_error(&self) {
+        if let Some(e) = self.shared.sem.enc.labels.take_error() {
+            self.record(e);
+        }
     }
 
     /// The process of `state` printed as CSPm (`Ω` for the terminated process).
@@ -546,9 +550,10 @@ impl CspSystem {
         &self.shared.sem.enc.script
     }
 
-    /// Number of labels (tau, ✓ and the script's events).
+    /// Number of labels so far (tau, ✓, the script's enumerated events and the events of
+    /// other channels met so far).
     pub fn label_count(&self) -> u32 {
-        self.shared.labels.len() as u32
+        self.shared.sem.enc.labels.count()
     }
 
     fn record(&self, e: CspError) {
@@ -660,7 +665,10 @@ impl CspSystem {
         combine(node, &ctx.leaves, &mut ctx.scratch);
         // By label first (canonical order, see the module documentation), so that the keys
         // built below and their numbers come in that order too.
-        ctx.scratch.moves.sort_unstable_by_key(|m| m.label);
+        let labels = &self.shared.sem.enc.labels;
+        ctx.scratch
+            .moves
+            .sort_unstable_by(|a, b| labels.cmp(a.label, b.label));
         // The successors' keys, one after another, then numbered together.
         ctx.next.clear();
         ctx.labels.clear();
@@ -822,11 +830,7 @@ impl TransitionSystem for CspSystem {
     }
 
     fn label_name(&self, label: Label) -> String {
-        self.shared
-            .labels
-            .get(label as usize)
-            .cloned()
-            .unwrap_or_else(|| format!("label{label}"))
+        self.shared.sem.enc.labels.name(label)
     }
 
     fn state_number(&self, state: &CspState) -> Option<crate::ts::StateNumber> {

@@ -22,8 +22,9 @@ use dashmap::DashMap;
 use parking_lot::RwLock;
 
 use crate::term::{SharedSection, Symbol, TermId, TermRef};
+use crate::ts::Label;
 
-use super::labels::{Alphabets, LabelSet, LinkMap, RenameMap, FIRST_EVENT};
+use super::labels::{Alphabets, LabelSet, Labels, LinkMap, RenameMap};
 use crate::csp::error::{CspError, ErrorKind};
 use crate::csp::eval::Script;
 use crate::csp::value::{EventRelation, EventSet, PrefixClosure, Proc, ProcNode, Value};
@@ -82,9 +83,23 @@ pub(crate) enum Op {
     Timeout,
     /// A network state of a system (see `network.rs`).
     Net,
+    /// `tstop(L)`: timed `STOP` with `tock` label `L` (see `timed.rs`, as the six below).
+    TStop,
+    /// `tskip(L)`
+    TSkip,
+    /// `delay(L, n, lazy)`: `n` tocks, then the lazy process.
+    Delay,
+    /// `tprefix(k)`: timed prefix `k`.
+    TPrefix,
+    /// `[+A+](k, P1, ..., Pn)`: synchronising external choice.
+    SyncExt,
+    /// `/+A+\(k, P, Q)`: synchronising interrupt.
+    SyncInt,
+    /// `tprio(L, P)`: `timed_priority(P)`.
+    TPrio,
 }
 
-const NAMES: [(&str, Op); 16] = [
+const NAMES: [(&str, Op); 23] = [
     ("STOP", Op::Stop),
     ("SKIP", Op::Skip),
     ("Ω", Op::Omega),
@@ -101,6 +116,13 @@ const NAMES: [(&str, Op); 16] = [
     ("[<->]", Op::Link),
     ("/\\", Op::Interrupt),
     ("[>", Op::Timeout),
+    ("tstop", Op::TStop),
+    ("tskip", Op::TSkip),
+    ("delay", Op::Delay),
+    ("tprefix", Op::TPrefix),
+    ("[+A+]", Op::SyncExt),
+    ("/+A+\\", Op::SyncInt),
+    ("tprio", Op::TPrio),
 ];
 
 impl Op {
@@ -128,7 +150,8 @@ impl Op {
         match (self, i) {
             (Op::Prefix, 0) => Some(Table::Prefixes),
             (Op::Lazy, 0) => Some(Table::Lazies),
-            (Op::Parallel, 0) | (Op::Hide, 1) => Some(Table::Sets),
+            (Op::Parallel | Op::SyncExt | Op::SyncInt, 0) | (Op::Hide, 1) => Some(Table::Sets),
+            (Op::TPrefix, 0) => Some(Table::TimedPrefixes),
             (Op::AlphaParallel, 0) => Some(Table::Alphabets),
             (Op::Rename, 1) => Some(Table::Renamings),
             (Op::Link, 1) => Some(Table::Links),
@@ -168,6 +191,7 @@ enum Table {
     Alphabets,
     Renamings,
     Links,
+    TimedPrefixes,
 }
 
 /// A table numbering distinct values of `K`, each with data `V` computed once.
@@ -224,14 +248,17 @@ impl<K: Clone + Eq + Hash, V> Interned<K, V> {
 /// The intern tables of one system: what the integer arguments of its terms number.
 pub(crate) struct Encoding {
     pub(crate) script: Arc<Script>,
-    /// Number of labels (tau, ✓ and the events).
-    pub(crate) label_bound: u32,
+    /// The labels (tau, ✓ and the events).
+    pub(crate) labels: Arc<Labels>,
     pub(crate) prefixes: Interned<PrefixClosure, ()>,
     pub(crate) lazies: Interned<Proc, ()>,
     pub(crate) sets: Interned<EventSet, LabelSet>,
     pub(crate) renamings: Interned<EventRelation, RenameMap>,
     pub(crate) links: Interned<EventRelation, LinkMap>,
     pub(crate) alphabets: Interned<Vec<EventSet>, Alphabets>,
+    /// Prefixes of timed sections (each a [`ProcNode::Timed`] prefix), with their `tock`'s
+    /// label.
+    pub(crate) timed_prefixes: Interned<Proc, Label>,
     /// Activated processes: `lazy(k)` made active (calls unfolded), by `k`.
     activated: DashMap<u32, TermId>,
     omega: OnceLock<TermId>,
@@ -254,16 +281,17 @@ fn too_deep() -> CspError {
 
 impl Encoding {
     pub(crate) fn new(script: Arc<Script>) -> Result<Encoding, CspError> {
-        let label_bound = script.events()?.events.len() as u32 + FIRST_EVENT;
+        let labels = Arc::new(Labels::new(script.clone())?);
         Ok(Encoding {
             script,
-            label_bound,
+            labels,
             prefixes: Interned::new(),
             lazies: Interned::new(),
             sets: Interned::new(),
             renamings: Interned::new(),
             links: Interned::new(),
             alphabets: Interned::new(),
+            timed_prefixes: Interned::new(),
             activated: DashMap::new(),
             omega: OnceLock::new(),
         })
@@ -327,6 +355,7 @@ impl Encoding {
             Table::Alphabets => self.alphabets.cmp_entries(a, b),
             Table::Renamings => self.renamings.cmp_entries(a, b),
             Table::Links => self.links.cmp_entries(a, b),
+            Table::TimedPrefixes => self.timed_prefixes.cmp_entries(a, b),
         }
     }
 
@@ -358,10 +387,9 @@ impl Encoding {
         t
     }
 
-    fn set_id(&self, set: &EventSet) -> Result<u32, CspError> {
-        self.sets.intern(set, |s| {
-            LabelSet::of_events(&self.script, self.script.events()?, s)
-        })
+    pub(super) fn set_id(&self, set: &EventSet) -> Result<u32, CspError> {
+        self.sets
+            .intern(set, |s| LabelSet::of_events(&self.labels, s))
     }
 
     /// The term of `p` at an active position (calls unfolded).
@@ -425,12 +453,11 @@ impl Encoding {
             ProcNode::AlphaParallel(cs) => {
                 let alphas: Vec<EventSet> = cs.iter().map(|(a, _)| a.clone()).collect();
                 let k = self.alphabets.intern(&alphas, |sets| {
-                    let table = self.script.events()?;
                     let sets = sets
                         .iter()
-                        .map(|s| LabelSet::of_events(&self.script, table, s))
+                        .map(|s| LabelSet::of_events(&self.labels, s))
                         .collect::<Result<_, _>>()?;
-                    Ok(Alphabets::new(sets, self.label_bound))
+                    Ok(Alphabets::new(sets, self.labels.count()))
                 })?;
                 let mut args = vec![sec.int(k as i64)];
                 for (_, q) in cs {
@@ -453,9 +480,9 @@ impl Encoding {
             ProcNode::Link(l, rel, r) => {
                 let l = self.build(sec, l, path)?;
                 let r = self.build(sec, r, path)?;
-                let k = self.links.intern(rel, |rel| {
-                    LinkMap::new(&self.script, self.script.events()?, rel)
-                })?;
+                let k = self
+                    .links
+                    .intern(rel, |rel| LinkMap::new(&self.labels, rel))?;
                 mk(Op::Link, &[l, sec.int(k as i64), r])
             }
             ProcNode::Interrupt(l, r) => {
@@ -466,6 +493,7 @@ impl Encoding {
                 let l = self.build(sec, l, path)?;
                 mk(Op::Timeout, &[l, self.lazy(sec, r)?])
             }
+            ProcNode::Timed(t) => self.build_timed(sec, p, t, path)?,
         })
     }
 
@@ -497,9 +525,8 @@ impl Encoding {
     }
 
     fn relation_id(&self, rel: &EventRelation) -> Result<u32, CspError> {
-        self.renamings.intern(rel, |rel| {
-            RenameMap::new(&self.script, self.script.events()?, rel)
-        })
+        self.renamings
+            .intern(rel, |rel| RenameMap::new(&self.labels, rel))
     }
 
     /// `q [[R]]` for renaming number `rel`, with nested renamings merged: `(P [[R1]]) [[R2]]`
@@ -512,11 +539,17 @@ impl Encoding {
         q: TermRef<'s>,
         rel: u32,
     ) -> Result<TermRef<'s>, CspError> {
+        let described = |r: &EventRelation| r.iter().any(|p| matches!(p.0, Value::Infinite(_)));
         let (q, rel) = if Op::of(q) == Op::Rename {
             let inner = self.renamings.get(int_arg(q, 1));
             let outer = self.renamings.get(rel);
-            let composed = compose_relations(&inner.0, &outer.0);
-            (q.arg(0), self.relation_id(&composed)?)
+            if described(&inner.0) || described(&outer.0) {
+                // (Relations over events that are not enumerated are not composed.)
+                (q, rel)
+            } else {
+                let composed = compose_relations(&inner.0, &outer.0);
+                (q.arg(0), self.relation_id(&composed)?)
+            }
         } else {
             (q, rel)
         };
@@ -526,7 +559,7 @@ impl Encoding {
     }
 
     /// `lazy(k)` for `p`.
-    fn lazy<'s>(&self, sec: &'s Section<'_>, p: &Proc) -> Result<TermRef<'s>, CspError> {
+    pub(super) fn lazy<'s>(&self, sec: &'s Section<'_>, p: &Proc) -> Result<TermRef<'s>, CspError> {
         let k = self.lazies.intern(p, |_| Ok(()))?;
         Ok(sec.create(Op::Lazy.symbol(1), &[sec.int(k as i64)]).0)
     }
@@ -618,6 +651,13 @@ impl Encoding {
             Op::Link => ProcNode::Link(arg(0), self.links.get(int_arg(t, 1)).0.clone(), arg(2)),
             Op::Interrupt => ProcNode::Interrupt(arg(0), arg(1)),
             Op::Timeout => ProcNode::Timeout(arg(0), arg(1)),
+            Op::TStop
+            | Op::TSkip
+            | Op::Delay
+            | Op::TPrefix
+            | Op::SyncExt
+            | Op::SyncInt
+            | Op::TPrio => return self.timed_to_proc(t),
         };
         Some(Proc::new(node))
     }

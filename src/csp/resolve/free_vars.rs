@@ -204,7 +204,8 @@ impl Resolver<'_> {
                 f.extend(self.resolve(b)?);
                 Ok(f)
             }
-            Unary(_, a) => self.resolve(a),
+            Unary(_, a) | SetFrom(a) | SeqFrom(a) => self.resolve(a),
+            RangeComp(r, stmts) => self.resolve_under_stmts(stmts, &[&**r]),
             App(f, args) => {
                 self.check_arity(f, args.len(), e.span)?;
                 let mut free = self.resolve(f)?;
@@ -313,6 +314,31 @@ impl Resolver<'_> {
                 Ok(free)
             }
             Let(l) => self.resolve_let(e, l),
+            TimedHeader(tock, et) => {
+                let mut free = self.resolve(tock).map_err(|mut err| {
+                    if err.kind == ErrorKind::UnknownName {
+                        err.message = "a timed section needs the event `tock`: declare it \
+                                       (`channel tock`)"
+                            .into();
+                    }
+                    err
+                })?;
+                if let Some(et) = et {
+                    free.extend(self.resolve(et)?);
+                }
+                Ok(free)
+            }
+            Timed(t) => {
+                let mut free = self.resolve(&t.section)?;
+                match &t.form {
+                    TimedForm::Prefix(x)
+                    | TimedForm::Wait(x)
+                    | TimedForm::Priority(x)
+                    | TimedForm::Operator(x) => free.extend(self.resolve(x)?),
+                    TimedForm::Stop | TimedForm::Skip => {}
+                }
+                Ok(free)
+            }
         }
     }
 

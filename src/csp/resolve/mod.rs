@@ -55,6 +55,11 @@ pub(super) fn decl_names(d: &Decl, is_constant: &dyn Fn(&Name) -> bool) -> Vec<N
                 .collect()
         }
         DeclKind::Invalid(inv) => inv.names.iter().map(|n| n.name.clone()).collect(),
+        DeclKind::Timed(t) => t
+            .decls
+            .iter()
+            .flat_map(|d| decl_names(d, is_constant))
+            .collect(),
         DeclKind::Assert(_) => Vec::new(),
     }
 }
@@ -150,7 +155,8 @@ pub(crate) fn check(decls: &[Decl], prelude: &[Decl]) -> CResult<Program> {
                 let g = GlobalKind::NameType(id);
                 define(&mut p, &mut first_def, &name.name, name.span, g);
             }
-            DeclKind::Function(..) | DeclKind::PatBind(..) => {}
+            // lowered by the loader before resolution (`syntax::timed`)
+            DeclKind::Function(..) | DeclKind::PatBind(..) | DeclKind::Timed(_) => {}
             DeclKind::Assert(a) => p.assertions.push(AssertEntry {
                 decl: Some(a.clone()),
                 span: d.span,

@@ -16,7 +16,6 @@ pub const COMPRESSIONS: [&str; 6] = [
 
 /// FDR built-ins that weft does not support, with the reason given to users.
 const UNSUPPORTED_BUILTINS: &[(&str, &str)] = &[
-    ("Seq", "the infinite type `Seq(...)`"),
     ("Proc", "the type `Proc`"),
     ("Char", "the type `Char`"),
     ("Event", "the type name `Event`"),
@@ -35,9 +34,6 @@ const UNSUPPORTED_BUILTINS: &[(&str, &str)] = &[
     ("mapDelete", "maps"),
     ("emptyMap", "maps"),
     ("Map", "maps"),
-    ("WAIT", "timed CSP (`WAIT`)"),
-    ("tock", "timed CSP (`tock`)"),
-    ("timed_priority", "timed CSP (`timed_priority`)"),
     ("loop", "the built-in `loop`"),
     ("relational_image", "the built-in `relational_image`"),
     (
@@ -49,8 +45,6 @@ const UNSUPPORTED_BUILTINS: &[(&str, &str)] = &[
     ("DIV", "the built-in process `DIV`"),
     ("BUFFER", "the built-in process `BUFFER`"),
     ("WEAK_BUFFER", "the built-in process `WEAK_BUFFER`"),
-    ("TSTOP", "timed CSP (`TSTOP`)"),
-    ("TSKIP", "timed CSP (`TSKIP`)"),
 ];
 
 pub(super) fn builtin_global(name: &str) -> Option<GlobalKind> {
@@ -172,6 +166,16 @@ impl Resolver<'_> {
                 span,
                 ErrorKind::UnknownName,
                 format!("`{name}` must be declared first: `transparent {name}`"),
+            ));
+        }
+        if matches!(&**name, "WAIT" | "timed_priority") {
+            return Err(RawError::new(
+                span,
+                ErrorKind::UnknownName,
+                format!(
+                    "`{name}` is defined only inside a timed section (`Timed(et) {{ ... }}`), \
+                     applied to one argument"
+                ),
             ));
         }
         if let Some((_, what)) = UNSUPPORTED_BUILTINS.iter().find(|(n, _)| *n == &**name) {

@@ -212,6 +212,13 @@ pub enum ExprKind {
     SetComp(Vec<Expr>, Vec<Stmt>),
     /// `{m..n}`
     SetRange(Box<Expr>, Box<Expr>),
+    /// `{m..}`
+    SetFrom(Box<Expr>),
+    /// `<m..>`
+    SeqFrom(Box<Expr>),
+    /// `{r | stmts}` or `<r | stmts>` where `r` is a range (`SetRange`, `SetFrom`,
+    /// `SeqRange` or `SeqFrom`): the union (concatenation) of the ranges.
+    RangeComp(Box<Expr>, Vec<Stmt>),
     /// `{| c, d.1 |}`
     Productions(Vec<Expr>),
     /// `{| e | stmts |}`
@@ -233,6 +240,53 @@ pub enum ExprKind {
     Rename(Box<Expr>, Vec<(Expr, Expr)>, Vec<Stmt>),
     /// Replicated operators.
     Replicated(RepOp, Vec<Stmt>, Box<Expr>),
+    /// The header of a timed section, the body of the hidden definition the lowering of
+    /// the section makes (see [`super::timed`]): `tock` and the section's `et` function
+    /// (`None` when the section has none), in the section's enclosing scope.
+    TimedHeader(Box<Expr>, Option<Box<Expr>>),
+    /// A process construct written in a timed section, given its tock-CSP meaning (made by
+    /// the lowering of timed sections only).
+    Timed(Arc<TimedExpr>),
+}
+
+/// A process construct of a timed section (see [`super::timed`]).
+#[derive(Clone, Debug)]
+pub struct TimedExpr {
+    /// A reference to the hidden definition of the section's header (a `Var`).
+    pub section: Expr,
+    /// What it is.
+    pub form: TimedForm,
+}
+
+/// The constructs whose meaning a timed section changes.
+#[derive(Clone, Debug)]
+pub enum TimedForm {
+    /// A prefix (the `Prefix` expression, its parts already lowered): it lets time pass
+    /// until its event, which takes `et(event)` tocks.
+    Prefix(Expr),
+    /// `STOP`: only time passes.
+    Stop,
+    /// `SKIP`: terminates, or lets time pass first.
+    Skip,
+    /// `WAIT(n)`: exactly `n` tocks, then `SKIP`.
+    Wait(Expr),
+    /// `timed_priority(P)`: tau and ✓ before `tock`.
+    Priority(Expr),
+    /// An operator that synchronises on `tock` in a timed section (`[]`, `|||`, `[|A|]`,
+    /// `[A||B]`, `/\`, `b & P` and the replicated forms): the expression, its operands
+    /// already lowered.
+    Operator(Expr),
+}
+
+/// `Timed(et) { decls }` as written (the parser's output; the loader lowers it).
+#[derive(Clone, Debug)]
+pub struct TimedSection {
+    /// Where the keyword `Timed` is.
+    pub keyword: Span,
+    /// The function giving each event's duration in tocks (`Timed { ... }` has none).
+    pub et: Option<Expr>,
+    /// The declarations inside.
+    pub decls: Vec<Decl>,
 }
 
 /// A pattern.
@@ -345,6 +399,8 @@ pub enum DeclKind {
     Transparent(Vec<Ident>),
     /// `external f, g`
     External(Vec<Ident>),
+    /// `Timed(et) { ... }`: a timed section.
+    Timed(TimedSection),
     /// A declaration the parser could not read (a construct weft does not support, or a
     /// syntax error it could recover from at the next declaration): it defines `names`, and
     /// any use of them, or the assertion it was, reports `error`.

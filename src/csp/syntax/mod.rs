@@ -1,6 +1,7 @@
 //! Syntax, the first stage of the CSPm front end: the source map, tokens and the lexer, the
-//! parser (declarations, expressions, patterns) with its precedence table, the AST, and the
-//! printer back to CSPm text.
+//! parser (declarations, expressions, patterns) with its precedence table, the AST, the
+//! printer back to CSPm text, and the lowering of timed sections to explicit timed nodes
+//! (`timed`, run by the loader before resolution).
 
 #![forbid(unsafe_code)]
 
@@ -10,4 +11,5 @@ pub mod parser;
 pub mod precedence;
 pub mod pretty;
 pub mod source;
+pub(crate) mod timed;
 pub mod tokens;

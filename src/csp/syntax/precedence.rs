@@ -51,6 +51,10 @@ pub fn expr_level(e: &Expr) -> u8 {
         ExprKind::Unary(UnOp::Neg, _) => L_ADD,
         ExprKind::Unary(UnOp::Len, _) => L_HASH,
         ExprKind::If(..) | ExprKind::Let(_) | ExprKind::Lambda(_) | ExprKind::Replicated(..) => 0,
+        ExprKind::Timed(t) => match &t.form {
+            TimedForm::Prefix(x) | TimedForm::Operator(x) => expr_level(x),
+            _ => L_APP + 1,
+        },
         _ => L_APP + 1,
     }
 }

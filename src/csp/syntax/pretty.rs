@@ -128,6 +128,29 @@ fn write_bare(s: &mut String, e: &Expr) {
             write_list(s, args);
             s.push(')');
         }
+        // the lowering's nodes, as written
+        TimedHeader(_, et) => {
+            s.push_str("Timed(");
+            if let Some(et) = et {
+                write_expr(s, et, 0);
+            }
+            s.push(')');
+        }
+        Timed(t) => match &t.form {
+            TimedForm::Stop => s.push_str("STOP"),
+            TimedForm::Skip => s.push_str("SKIP"),
+            TimedForm::Wait(n) | TimedForm::Priority(n) => {
+                let f = if matches!(t.form, TimedForm::Wait(_)) {
+                    "WAIT"
+                } else {
+                    "timed_priority"
+                };
+                let _ = write!(s, "{f}(");
+                write_expr(s, n, 0);
+                s.push(')');
+            }
+            TimedForm::Prefix(x) | TimedForm::Operator(x) => write_bare(s, x),
+        },
         Binary(op, a, b) => {
             let l = match op {
                 BinOp::Or => L_OR,
@@ -204,6 +227,35 @@ fn write_bare(s: &mut String, e: &Expr) {
             s.push_str("..");
             write_expr(s, b, 1);
             s.push_str(" >");
+        }
+        SetFrom(a) => {
+            s.push_str("{ ");
+            write_expr(s, a, 1);
+            s.push_str(".. }");
+        }
+        SeqFrom(a) => {
+            s.push_str("< ");
+            write_expr(s, a, 1);
+            s.push_str(".. >");
+        }
+        RangeComp(r, stmts) => {
+            let set = matches!(r.kind, SetRange(..) | SetFrom(_));
+            s.push_str(if set { "{ " } else { "< " });
+            match &r.kind {
+                SetRange(a, b) | SeqRange(a, b) => {
+                    write_expr(s, a, 1);
+                    s.push_str("..");
+                    write_expr(s, b, 1);
+                }
+                SetFrom(a) | SeqFrom(a) => {
+                    write_expr(s, a, 1);
+                    s.push_str("..");
+                }
+                _ => write_expr(s, r, 0),
+            }
+            s.push_str(" | ");
+            write_stmts(s, stmts);
+            s.push_str(if set { " }" } else { " >" });
         }
         SetLit(es) if es.is_empty() => s.push_str("{}"),
         SetLit(es) => {
@@ -483,6 +535,22 @@ fn write_decl(s: &mut String, d: &Decl) {
             s.push_str("external ");
             write_names(s, names);
         }
+        DeclKind::Timed(t) => {
+            s.push_str("Timed");
+            if let Some(et) = &t.et {
+                s.push('(');
+                write_expr(s, et, 0);
+                s.push(')');
+            }
+            s.push_str(" {\n");
+            for d in &t.decls {
+                let text = decls_to_string(std::slice::from_ref(d));
+                for line in text.lines() {
+                    let _ = writeln!(s, "    {line}");
+                }
+            }
+            s.push('}');
+        }
         DeclKind::Invalid(inv) => {
             s.push_str("-- not read: ");
             s.push_str(&inv.message.replace('\n', " "));
@@ -597,6 +665,19 @@ fn sx_here(s: &mut String, e: &Expr) {
                     s.push_str("set");
                     sx_all(s, es);
                 }
+                SetFrom(a) => {
+                    s.push_str("setfrom");
+                    sx_all(s, &[(**a).clone()]);
+                }
+                SeqFrom(a) => {
+                    s.push_str("seqfrom");
+                    sx_all(s, &[(**a).clone()]);
+                }
+                RangeComp(r, st) => {
+                    s.push_str("rangecomp");
+                    sx_all(s, &[(**r).clone()]);
+                    sx_stmts(s, st);
+                }
                 SetComp(es, st) => {
                     s.push_str("setcomp");
                     sx_all(s, es);
@@ -706,6 +787,34 @@ fn sx_here(s: &mut String, e: &Expr) {
                     sx_stmts(s, st);
                     s.push(' ');
                     sx(s, body);
+                }
+                TimedHeader(tock, et) => {
+                    s.push_str("timed-header ");
+                    sx(s, tock);
+                    if let Some(et) = et {
+                        s.push(' ');
+                        sx(s, et);
+                    }
+                }
+                Timed(t) => {
+                    s.push_str("timed ");
+                    sx(s, &t.section);
+                    match &t.form {
+                        TimedForm::Stop => s.push_str(" STOP"),
+                        TimedForm::Skip => s.push_str(" SKIP"),
+                        TimedForm::Wait(x) => {
+                            s.push_str(" WAIT ");
+                            sx(s, x);
+                        }
+                        TimedForm::Priority(x) => {
+                            s.push_str(" timed_priority ");
+                            sx(s, x);
+                        }
+                        TimedForm::Prefix(x) | TimedForm::Operator(x) => {
+                            s.push(' ');
+                            sx(s, x);
+                        }
+                    }
                 }
                 Int(_) | Bool(_) | Var(_) | Wildcard => {}
             }

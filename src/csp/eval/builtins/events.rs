@@ -4,13 +4,10 @@ use super::*;
 
 /// `productions(x)`: the events that extend `x`.
 pub(super) fn productions(c: &BuiltinCall) -> EResult<Value> {
-    let mut out = Vec::new();
-    c.script.productions(&c.args[0], c.span, &mut out)?;
-    c.script.make_set(out, c.span)
+    c.script.productions(&c.args[0], c.span)
 }
 
 /// `extensions(x)`: the remainders `r` such that `x.r` is an event.
 pub(super) fn extensions(c: &BuiltinCall) -> EResult<Value> {
-    let out = c.script.extensions(&c.args[0], c.span)?;
-    c.script.make_set(out, c.span)
+    c.script.extensions(&c.args[0], c.span)
 }

@@ -105,6 +105,7 @@ impl Script {
             Builtin::Length => seqs::length(&c),
             Builtin::Productions => events::productions(&c),
             Builtin::Extensions => events::extensions(&c),
+            Builtin::SeqType => sets::seq_type(&c),
         }
     }
 }

@@ -3,94 +3,65 @@
 
 use super::*;
 
+/// True for a set value, finite or not.
+fn is_set(v: &Value) -> bool {
+    matches!(v, Value::Set(_) | Value::Infinite(_))
+}
+
 /// `union(a, b)`, `inter(a, b)`, `diff(a, b)`.
 pub(super) fn union_inter_diff(c: &BuiltinCall) -> EResult<Value> {
     let (args, b) = (c.args, c.b);
-    match (&args[0], &args[1], b) {
-        (Value::IntSet, Value::Set(s), Builtin::Inter)
-        | (Value::Set(s), Value::IntSet, Builtin::Inter) => {
-            return Ok(Value::Set(
-                s.iter()
-                    .filter(|v| matches!(v, Value::Int(_)))
-                    .cloned()
-                    .collect(),
-            ))
-        }
-        (Value::Set(s), Value::IntSet, Builtin::Diff) => {
-            return Ok(Value::Set(
-                s.iter()
-                    .filter(|v| !matches!(v, Value::Int(_)))
-                    .cloned()
-                    .collect(),
-            ))
-        }
-        (Value::IntSet, Value::IntSet, Builtin::Union | Builtin::Inter) => {
-            return Ok(Value::IntSet)
-        }
-        _ => {}
+    if !is_set(&args[0]) || !is_set(&args[1]) {
+        return c.bad("two sets");
     }
-    let (Some(x), Some(y)) = (as_set(&args[0]), as_set(&args[1])) else {
-        return c.bad("two finite sets");
-    };
-    let items: Vec<Value> = match b {
-        Builtin::Union => x.iter().chain(y.iter()).cloned().collect(),
-        Builtin::Inter => x
-            .iter()
-            .filter(|v| y.binary_search(v).is_ok())
-            .cloned()
-            .collect(),
-        _ => x
-            .iter()
-            .filter(|v| y.binary_search(v).is_err())
-            .cloned()
-            .collect(),
-    };
-    Ok(Value::set_from(items))
+    match b {
+        Builtin::Union => Ok(c.script.set_union(args.to_vec())),
+        Builtin::Inter => c.script.set_inter(&args[0], &args[1]),
+        _ => c.script.set_diff(&args[0], &args[1]),
+    }
 }
 
 /// `Union(s)`, `Inter(s)` of a set of sets.
 pub(super) fn union_inter_all(c: &BuiltinCall) -> EResult<Value> {
     let Some(sets) = as_set(&c.args[0]) else {
-        return c.bad("a set of sets");
+        return match &c.args[0] {
+            Value::Infinite(_) => {
+                Err(c
+                    .script
+                    .infinite_error(c.span, &c.args[0], &format!("`{}`", c.b.name())))
+            }
+            _ => c.bad("a set of sets"),
+        };
     };
-    let mut parts = Vec::new();
-    for s in sets.iter() {
-        match as_set(s) {
-            Some(p) => parts.push(p),
-            None => return c.bad("a set of sets"),
-        }
+    if sets.iter().any(|s| !is_set(s)) {
+        return c.bad("a set of sets");
     }
     if c.b == Builtin::UnionAll {
-        Ok(Value::set_from(
-            parts.iter().flat_map(|p| p.iter().cloned()).collect(),
-        ))
-    } else {
-        let Some((first, rest)) = parts.split_first() else {
-            return Err(c.err(ErrorKind::Eval, "`Inter` of an empty set of sets"));
-        };
-        Ok(Value::Set(
-            first
-                .iter()
-                .filter(|v| rest.iter().all(|p| p.binary_search(v).is_ok()))
-                .cloned()
-                .collect(),
-        ))
+        return Ok(c.script.set_union(sets.to_vec()));
     }
+    let Some((first, rest)) = sets.split_first() else {
+        return Err(c.err(ErrorKind::Eval, "`Inter` of an empty set of sets"));
+    };
+    let mut acc = first.clone();
+    for s in rest {
+        acc = c.script.set_inter(&acc, s)?;
+    }
+    Ok(acc)
 }
 
 /// `member(x, s)`.
 pub(super) fn member(c: &BuiltinCall) -> EResult<Value> {
-    match &c.args[1] {
-        Value::Set(s) => Ok(Value::Bool(s.binary_search(&c.args[0]).is_ok())),
-        Value::IntSet => Ok(Value::Bool(matches!(c.args[0], Value::Int(_)))),
-        _ => c.bad("a value and a set"),
+    if !is_set(&c.args[1]) {
+        return c.bad("a value and a set");
     }
+    Ok(Value::Bool(c.script.set_contains(&c.args[1], &c.args[0])?))
 }
 
 /// `card(s)`.
 pub(super) fn card(c: &BuiltinCall) -> EResult<Value> {
     match &c.args[0] {
         Value::Set(s) => Ok(Value::Int(s.len() as i64)),
+        v @ Value::Infinite(_) => Err(c.script.infinite_error(c.span, v, "`card`")),
         _ => c.bad("a finite set"),
     }
 }
@@ -99,22 +70,26 @@ pub(super) fn card(c: &BuiltinCall) -> EResult<Value> {
 pub(super) fn empty(c: &BuiltinCall) -> EResult<Value> {
     match &c.args[0] {
         Value::Set(s) => Ok(Value::Bool(s.is_empty())),
-        Value::IntSet => Ok(Value::Bool(false)),
+        Value::Infinite(i) if c.script.surely_huge(i)? => Ok(Value::Bool(false)),
+        v @ Value::Infinite(_) => Err(c.err(
+            ErrorKind::Unsupported,
+            format!(
+                "weft cannot decide whether the infinite set {} is empty",
+                c.script.show(v)
+            ),
+        )),
         _ => c.bad("a set"),
     }
 }
 
-/// `Set(s)`: all subsets of a set of at most 20 elements.
+/// `Set(s)`: all subsets of a set; kept as a description (finite subsets) when `s` is
+/// infinite or has more than 20 elements.
 pub(super) fn powerset(c: &BuiltinCall) -> EResult<Value> {
-    let Some(s) = as_set(&c.args[0]) else {
-        return c.bad("a finite set");
+    let s = match &c.args[0] {
+        Value::Set(s) if s.len() <= 20 => s.clone(),
+        v @ (Value::Set(_) | Value::Infinite(_)) => return Ok(InfSet::Sets(v.clone()).value()),
+        _ => return c.bad("a set"),
     };
-    if s.len() > 20 {
-        return Err(c.err(
-            ErrorKind::Limit,
-            "`Set` of a set with more than 20 elements",
-        ));
-    }
     let mut out = Vec::with_capacity(1 << s.len());
     for mask in 0u32..(1u32 << s.len()) {
         let sub: Vec<Value> = (0..s.len())
@@ -124,4 +99,14 @@ pub(super) fn powerset(c: &BuiltinCall) -> EResult<Value> {
         out.push(Value::Set(sub.into()));
     }
     Ok(Value::set_from(out))
+}
+
+/// `Seq(s)`: the finite sequences with elements in `s`, kept as a description (`{<>}` when
+/// `s` is empty).
+pub(super) fn seq_type(c: &BuiltinCall) -> EResult<Value> {
+    match &c.args[0] {
+        Value::Set(s) if s.is_empty() => Ok(Value::Set(Arc::from([Value::Seq(Arc::from([]))]))),
+        v @ (Value::Set(_) | Value::Infinite(_)) => Ok(InfSet::Seqs(v.clone()).value()),
+        _ => c.bad("a set"),
+    }
 }

@@ -62,6 +62,10 @@ impl Parser<'_> {
             end += 1;
         }
         let mut names = std::mem::take(&mut self.decl_names);
+        if matches!(first, Tok::Timed | Tok::Module) {
+            // the scan below reads every declaration inside, in source order
+            names.clear();
+        }
         let scanned = match first {
             Tok::Timed | Tok::Module => {
                 let mut inner = Vec::new();
@@ -321,7 +325,7 @@ impl Parser<'_> {
             Tok::Module | Tok::Exports | Tok::EndModule | Tok::Instance => {
                 return Err(unsupported(start, "modules (`module`/`instance`)"))
             }
-            Tok::Timed => return Err(unsupported(start, "a timed section (`Timed`)")),
+            Tok::Timed => DeclKind::Timed(self.parse_timed_section(top)?),
             Tok::Print => return Err(unsupported(start, "`print`")),
             Tok::Include => {
                 return Err(RawError::new(

@@ -442,15 +442,17 @@ impl Parser<'_> {
                     return Ok(self.mk(ExprKind::SetLit(Vec::new()), start.to(end)));
                 }
                 let first = self.parse_expr(0)?;
-                let kind = if self.eat(&Tok::DotDot) {
-                    if matches!(self.peek(), Tok::RBrace | Tok::Pipe) {
-                        return Err(unsupported(
-                            start.to(self.span()),
-                            "the infinite set `{m..}`",
-                        ));
-                    }
-                    let hi = self.parse_expr(0)?;
-                    ExprKind::SetRange(Box::new(first), Box::new(hi))
+                let kind = if self.peek() == &Tok::DotDot {
+                    let dots = self.bump().span;
+                    let from = first.span;
+                    let (range, end) = if matches!(self.peek(), Tok::RBrace | Tok::Pipe) {
+                        (ExprKind::SetFrom(Box::new(first)), dots)
+                    } else {
+                        let hi = self.parse_expr(0)?;
+                        let end = hi.span;
+                        (ExprKind::SetRange(Box::new(first), Box::new(hi)), end)
+                    };
+                    self.range_comp(range, from.to(end))?
                 } else {
                     let items = self.comma_list(first)?;
                     if self.eat(&Tok::Pipe) {
@@ -540,6 +542,16 @@ impl Parser<'_> {
         }
     }
 
+    /// After a range `m..n` or `m..` in a set or sequence: the range itself, or, before `|`,
+    /// a comprehension of ranges (`{x..y | (x, y) <- S}`).
+    fn range_comp(&mut self, range: ExprKind, span: Span) -> PResult<ExprKind> {
+        if !self.eat(&Tok::Pipe) {
+            return Ok(range);
+        }
+        let range = self.mk(range, span);
+        Ok(ExprKind::RangeComp(Box::new(range), self.parse_stmts()?))
+    }
+
     pub(super) fn comma_list(&mut self, first: Expr) -> PResult<Vec<Expr>> {
         let mut items = vec![first];
         while self.eat(&Tok::Comma) {
@@ -551,15 +563,17 @@ impl Parser<'_> {
     /// After `<`: elements, a comprehension or a range, and the closing `>`.
     pub(super) fn parse_seq_body(&mut self, start: Span) -> PResult<Expr> {
         let first = self.parse_expr(0)?;
-        let kind = if self.eat(&Tok::DotDot) {
-            if matches!(self.peek(), Tok::Gt | Tok::Pipe) {
-                return Err(unsupported(
-                    start.to(self.span()),
-                    "the infinite sequence `<m..>`",
-                ));
-            }
-            let hi = self.parse_expr(0)?;
-            ExprKind::SeqRange(Box::new(first), Box::new(hi))
+        let kind = if self.peek() == &Tok::DotDot {
+            let dots = self.bump().span;
+            let from = first.span;
+            let (range, end) = if matches!(self.peek(), Tok::Gt | Tok::Pipe) {
+                (ExprKind::SeqFrom(Box::new(first)), dots)
+            } else {
+                let hi = self.parse_expr(0)?;
+                let end = hi.span;
+                (ExprKind::SeqRange(Box::new(first), Box::new(hi)), end)
+            };
+            self.range_comp(range, from.to(end))?
         } else {
             let items = self.comma_list(first)?;
             if self.eat(&Tok::Pipe) {

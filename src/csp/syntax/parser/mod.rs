@@ -37,6 +37,7 @@ use crate::csp::error::{CspError, ErrorKind, RawError};
 mod decls;
 mod exprs;
 mod patterns;
+mod timed;
 
 pub(crate) use patterns::to_pattern;
 
@@ -52,6 +53,8 @@ pub(crate) struct ParseContext {
     pub sources: SourceMap,
     pub next_id: u32,
     include_stack: Vec<PathBuf>,
+    /// Whether a timed section was read (the loader then lowers the sections).
+    pub has_timed: bool,
 }
 
 impl ParseContext {
@@ -60,6 +63,7 @@ impl ParseContext {
             sources: SourceMap::new(),
             next_id: 0,
             include_stack: Vec::new(),
+            has_timed: false,
         }
     }
 }
