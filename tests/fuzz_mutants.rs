@@ -149,13 +149,14 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The seeds, in a fixed order: the examples and every small CSPm script and `.aut` file of the
-/// in-repo corpus.
+/// The seeds, in a fixed order: the examples, the data-driven cases and every small CSPm script
+/// and `.aut` file of the in-repo corpus.
 fn seeds() -> Vec<Seed> {
     let crate_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
     collect(&crate_dir.join("examples"), &mut files);
     collect(&crate_dir.join("tests/csp"), &mut files);
+    collect(&crate_dir.join("tests/cases"), &mut files);
     collect(&corpus_dir(), &mut files);
     files.sort();
     let mut seeds = Vec::new();

@@ -101,9 +101,10 @@ impl<'a> SharedNormalForm<'a> {
             memo: SubsetMemo::new(),
             initial: EMPTY_SET,
         };
-        let empty = nf.intern(Vec::new());
+        let empty = nf.intern(Vec::new(), false);
         debug_assert_eq!(empty, EMPTY_SET);
-        nf.initial = nf.intern(nf.closure(std::iter::once(spec.initial())));
+        let (members, divergent) = nf.closure(std::iter::once(spec.initial()));
+        nf.initial = nf.intern(members, divergent);
         nf
     }
 
@@ -209,7 +210,8 @@ impl<'a> SharedNormalForm<'a> {
         if members.len() == self.members(set).len() {
             set
         } else {
-            self.intern(members)
+            // Stable members have no tau: the set is tau-closed and cannot diverge.
+            self.intern(members, false)
         }
     }
 
@@ -226,7 +228,8 @@ impl<'a> SharedNormalForm<'a> {
             let next = if let [(_, t)] = group {
                 self.closure_node_of(*t)
             } else {
-                self.intern(self.closure(group.iter().map(|&(_, t)| t)))
+                let (members, divergent) = self.closure(group.iter().map(|&(_, t)| t));
+                self.intern(members, divergent)
             };
             out.push((group[0].0, next));
         }
@@ -250,7 +253,8 @@ impl<'a> SharedNormalForm<'a> {
         // whoever stores it stores the same id.
         match cell.load(Ordering::Relaxed) {
             0 => {
-                let node = self.intern(self.closure(std::iter::once(state)));
+                let (members, divergent) = self.closure(std::iter::once(state));
+                let node = self.intern(members, divergent);
                 cell.store(node + 1, Ordering::Relaxed);
                 node
             }
@@ -258,33 +262,54 @@ impl<'a> SharedNormalForm<'a> {
         }
     }
 
-    /// The sorted tau-closure of `seeds`.
-    fn closure(&self, seeds: impl Iterator<Item = u32>) -> Vec<u32> {
+    /// The sorted tau-closure of `seeds`, and whether it holds a tau cycle (a divergence).
+    ///
+    /// Computed by the worker that needs it, from the specification's tau transitions alone:
+    /// no pass over the whole specification runs before the search, so the normalisation is
+    /// as parallel as the search that drives it. A depth-first search with three colours
+    /// finds the cycles: a tau step back to a state still on the search's stack closes one.
+    /// The closure is tau-closed, so it holds a cycle iff one of its members diverges.
+    fn closure(&self, seeds: impl Iterator<Item = u32>) -> (Vec<u32>, bool) {
+        const ON_STACK: bool = false;
+        const DONE: bool = true;
+        let mut colour: HashMap<u32, bool, WordBuildHasher> = HashMap::default();
         let mut out: Vec<u32> = Vec::new();
-        if let Some(table) = self.spec.tau_closures() {
-            for s in seeds {
-                out.extend_from_slice(table.get(s));
+        let mut divergent = false;
+        // (state, its tau successors not yet followed)
+        let mut stack: Vec<(u32, Vec<u32>)> = Vec::new();
+        for seed in seeds {
+            if colour.contains_key(&seed) {
+                continue;
             }
-        } else {
-            let mut seen: std::collections::HashSet<u32> = std::collections::HashSet::new();
-            let mut stack: Vec<u32> = seeds.filter(|&s| seen.insert(s)).collect();
-            out.extend_from_slice(&stack);
-            while let Some(s) = stack.pop() {
-                for t in self.spec.tau_successors(s) {
-                    if seen.insert(t) {
-                        out.push(t);
-                        stack.push(t);
+            colour.insert(seed, ON_STACK);
+            out.push(seed);
+            stack.push((seed, self.spec.tau_successors(seed).collect()));
+            while let Some((state, pending)) = stack.last_mut() {
+                match pending.pop() {
+                    Some(t) => match colour.get(&t) {
+                        None => {
+                            colour.insert(t, ON_STACK);
+                            out.push(t);
+                            let next = self.spec.tau_successors(t).collect();
+                            stack.push((t, next));
+                        }
+                        Some(&ON_STACK) => divergent = true,
+                        Some(&DONE) => {}
+                    },
+                    None => {
+                        colour.insert(*state, DONE);
+                        stack.pop();
                     }
                 }
             }
         }
         out.sort_unstable();
-        out.dedup();
-        out
+        (out, divergent)
     }
 
-    /// The id of the node with these (sorted) members, made if new.
-    fn intern(&self, members: Vec<u32>) -> u32 {
+    /// The id of the node with these (sorted, tau-closed) members, made if new; `divergent`
+    /// says whether one of them diverges.
+    fn intern(&self, members: Vec<u32>, divergent: bool) -> u32 {
         let shard = hash_u32_slice(&members) as usize % INDEX_SHARDS;
         let mut index = self.index[shard].lock();
         if let Some(&id) = index.get(members.as_slice()) {
@@ -299,7 +324,7 @@ impl<'a> SharedNormalForm<'a> {
         let members: Box<[u32]> = members.into();
         let node = Node {
             signature: members.iter().fold(0u64, |sig, &s| sig | 1 << (s % 64)),
-            divergent: members.iter().any(|&s| self.spec.is_divergent(s)),
+            divergent,
             members: members.clone(),
             successors: OnceLock::new(),
             acceptances: OnceLock::new(),
@@ -346,6 +371,43 @@ mod tests {
         assert_eq!(locate(1024), (1, 0));
         assert_eq!(locate(3071), (1, 2047));
         assert_eq!(locate(3072), (2, 0));
+    }
+
+    #[test]
+    fn closures_find_tau_cycles_and_only_them() {
+        // 0 -tau-> 1, 0 -tau-> 2, 1 -tau-> 3, 2 -tau-> 3 (a diamond, no cycle);
+        // 0 -a-> 4, 4 -tau-> 5, 5 -tau-> 4 (a cycle); 0 -b-> 6, 6 -tau-> 6 (a self-loop).
+        let names = vec!["tau".into(), "a".into(), "b".into()];
+        let spec = Lts::from_transitions(
+            0,
+            7,
+            names,
+            &[
+                (0, 0, 1),
+                (0, 0, 2),
+                (1, 0, 3),
+                (2, 0, 3),
+                (0, 1, 4),
+                (4, 0, 5),
+                (5, 0, 4),
+                (0, 2, 6),
+                (6, 0, 6),
+            ],
+        );
+        let nf = SharedNormalForm::new(&spec, vec![0, 1, 2]);
+        let init = nf.initial_set();
+        assert_eq!(nf.members(init), &[0, 1, 2, 3]);
+        assert!(!nf.is_divergent(init));
+        let after_a = nf.successor(init, 1);
+        assert_eq!(nf.members(after_a), &[4, 5]);
+        assert!(nf.is_divergent(after_a));
+        let after_b = nf.successor(init, 2);
+        assert_eq!(nf.members(after_b), &[6]);
+        assert!(nf.is_divergent(after_b));
+        for set in [init, after_a, after_b] {
+            let by_states = nf.members(set).iter().any(|&s| spec.is_divergent(s));
+            assert_eq!(nf.is_divergent(set), by_states);
+        }
     }
 
     #[test]
