@@ -102,7 +102,9 @@ fn hiding_counts_as_one_step_of_the_path() {
 #[test]
 fn terminated_and_sequential_states_show_as_describe_does() {
     let sys = system("DONE");
-    let omega = after(&sys, &["a", "b", "✓"]);
+    // Each operand's ✓ is a tau of the interleaving (distributed termination), then the
+    // whole terminates.
+    let omega = after(&sys, &["a", "b", "tau", "tau", "✓"]);
     let shown = sys.describe_components(omega);
     assert_eq!(shown.len(), 1);
     assert_eq!(shown[0].process, sys.describe(omega));
@@ -114,6 +116,14 @@ fn terminated_and_sequential_states_show_as_describe_does() {
         entries(&both),
         [
             ("[0]".to_string(), "SKIP".to_string()),
+            ("[1]".to_string(), "SKIP".to_string()),
+        ]
+    );
+    let one_done = sys.describe_components(after(&sys, &["a", "b", "tau"]));
+    assert_eq!(
+        entries(&one_done),
+        [
+            ("[0]".to_string(), "Ω".to_string()),
             ("[1]".to_string(), "SKIP".to_string()),
         ]
     );

@@ -488,16 +488,20 @@ fn prelude_run_and_chaos() {
 }
 
 #[test]
-fn transparent_compressions_are_the_identity_with_a_note() {
-    let s = load("transparent normal, sbisim\nchannel a\nP = a -> P\nQ = normal(sbisim(P))\n");
-    assert_eq!(s.notes().len(), 2);
-    assert!(s.notes()[0].message.contains("identity"));
-    assert_eq!(
-        unfold(&s, &s.process("Q", &[]).expect("Q")),
-        s.process("P", &[]).expect("P")
-    );
-    let e = load_err("channel a\nP = normal(a -> STOP)\n");
-    assert!(e.message.contains("transparent normal"), "{e}");
+fn compressions_make_compressed_processes_declared_or_not() {
+    let s = load("transparent normal, sbisim\nchannel a\nP = a -> P\nQ = normal(sbisim(P))\nR = diamond(P)\n");
+    assert!(s.notes().is_empty());
+    let q = unfold(&s, &s.process("Q", &[]).expect("Q"));
+    match q.node() {
+        ProcNode::Compressed(c, inner) => {
+            assert_eq!(c.name(), "normal");
+            assert!(matches!(inner.node(), ProcNode::Compressed(..)));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(s.show_proc(&q), "normal(sbisim(P))");
+    let r = unfold(&s, &s.process("R", &[]).expect("R"));
+    assert!(matches!(r.node(), ProcNode::Compressed(..)));
 }
 
 #[test]

@@ -73,33 +73,38 @@ fn prefix_choice_and_internal_choice() {
 
 #[test]
 fn tick_synchronises_in_parallel() {
-    // SKIP ||| SKIP: one ✓, only when both can.
-    assert_eq!(counts(&format!("{AB}P = SKIP ||| SKIP"), "P"), (2, 1));
+    // Distributed termination (FDR's operational semantics): an operand's ✓ is a tau of the
+    // parallel, to that operand's Ω; the parallel's one ✓ comes when every operand is Ω.
+    // SKIP ||| SKIP: (S,S) -> (Ω,S), (S,Ω) -> (Ω,Ω) -✓-> Ω.
+    assert_eq!(counts(&format!("{AB}P = SKIP ||| SKIP"), "P"), (5, 5));
+    // 3 x 3 operand states and Ω; 2 moves per operand per state of the other, and the ✓.
     assert_eq!(
         counts(&format!("{AB}P = (a -> SKIP) ||| (b -> SKIP)"), "P"),
-        (5, 5)
+        (10, 13)
     );
     assert_eq!(
         counts(&format!("{AB}P = (a -> SKIP) [| {{a}} |] (a -> SKIP)"), "P"),
-        (3, 2)
+        (6, 6)
     );
     assert_eq!(
         counts(
             &format!("{AB}P = (a -> SKIP) [{{a}} || {{a, b}}] (a -> b -> SKIP)"),
             "P"
         ),
-        (4, 3)
+        (8, 9)
     );
-    // A component that cannot terminate blocks ✓.
-    assert_eq!(counts(&format!("{AB}P = SKIP ||| STOP"), "P"), (1, 0));
+    // A component that cannot terminate blocks ✓ (the other still terminates by itself).
+    assert_eq!(counts(&format!("{AB}P = SKIP ||| STOP"), "P"), (2, 1));
+    // 2^3 operand states and Ω; a tau per operand not yet Ω in each, and the ✓.
     assert_eq!(
         counts(&format!("{AB}P = ||| i : {{0..2}} @ SKIP"), "P"),
-        (2, 1)
+        (9, 13)
     );
-    // Sequential composition after a terminated parallel.
+    // Sequential composition after a terminated parallel: 2 x 3 parallel states, then
+    // b -> STOP and STOP.
     assert_eq!(
         counts(&format!("{AB}P = (SKIP ||| a -> SKIP) ; b -> STOP"), "P"),
-        (4, 3)
+        (8, 9)
     );
 }
 
@@ -161,7 +166,7 @@ fn hiding_renaming_linking() {
     let labels: Vec<&str> = t.iter().map(|x| x.1.as_str()).collect();
     assert_eq!(labels.iter().filter(|l| **l == "tau").count(), 1);
     assert_eq!(counts(&src, "P"), (4, 3));
-    assert_eq!(counts(&format!("{AB}P = SKIP [a <-> b] SKIP"), "P"), (2, 1));
+    assert_eq!(counts(&format!("{AB}P = SKIP [a <-> b] SKIP"), "P"), (5, 5));
 }
 
 #[test]

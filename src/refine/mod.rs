@@ -39,7 +39,7 @@ mod determinism;
 mod divergence;
 mod engine;
 mod label_names;
-mod normal;
+pub(crate) mod normal;
 mod product;
 pub mod properties;
 mod property_search;

@@ -565,6 +565,59 @@ impl AssertionRun {
     /// The verdict of the assertion without `not`, its witness and the search's figures.
     fn decide(&mut self, assertion: &Assertion, stop: &StopSignal) -> Result<Decided, Interrupted> {
         let check = assertion_check(assertion)?;
+        let decided = self.decide_check(assertion, check, stop)?;
+        let (processes, model) = match check {
+            AssertionCheck::Refinement { spec, model, imp } => (vec![spec, imp], model_of(*model)),
+            AssertionCheck::DeadlockFree { process, model }
+            | AssertionCheck::Deterministic { process, model }
+            | AssertionCheck::HasTrace { process, model, .. } => (vec![process], model_of(*model)),
+            AssertionCheck::DivergenceFree { process } => {
+                (vec![process], crate::refine::Model::FailuresDivergences)
+            }
+        };
+        self.compressions_valid_in(&processes, model)?;
+        Ok(decided)
+    }
+
+    /// An error if a compression that the systems of `processes` applied is not valid in
+    /// `model` (FDR refuses such a check: the compressed process may behave differently there).
+    fn compressions_valid_in(
+        &self,
+        processes: &[&Proc],
+        model: crate::refine::Model,
+    ) -> Result<(), Interrupted> {
+        for &p in processes {
+            let Some(Ok(system)) = self.systems.get(p) else {
+                continue;
+            };
+            if let Some(c) = system
+                .compressions()
+                .into_iter()
+                .find(|c| !c.valid_in(model))
+            {
+                return Err(Interrupted::Error(VerifyError::Script(
+                    CspError::unpositioned(
+                        crate::csp::ErrorKind::Unsupported,
+                        format!(
+                            "`{}` is valid only in the models {}, and this assertion is in the {} \
+                         model: its verdict could differ from the uncompressed process's",
+                            c.name(),
+                            c.valid_models(),
+                            model.name()
+                        ),
+                    ),
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    fn decide_check(
+        &mut self,
+        assertion: &Assertion,
+        check: &AssertionCheck,
+        stop: &StopSignal,
+    ) -> Result<Decided, Interrupted> {
         let decided = match check {
             AssertionCheck::Refinement { spec, model, imp } => {
                 let spec = self.explore(spec, stop)?;

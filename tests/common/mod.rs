@@ -167,7 +167,9 @@ pub fn walk(script: &Script, root: &Proc, limit: usize) -> Result<usize, CspErro
                 queue.push_back(a.clone());
                 queue.push_back(b.clone());
             }
-            ProcNode::Hide(a, _) | ProcNode::Rename(a, _) => queue.push_back(a.clone()),
+            ProcNode::Hide(a, _) | ProcNode::Rename(a, _) | ProcNode::Compressed(_, a) => {
+                queue.push_back(a.clone())
+            }
             ProcNode::Timed(t) => queue.extend(script.timed_parts(t)?),
         }
     }

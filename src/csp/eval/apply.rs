@@ -1,6 +1,7 @@
 //! Application: calls of functions, processes and built-ins, by argument groups.
 
 use super::*;
+use crate::reduce::Compression;
 
 pub(super) fn func(target: Target) -> Value {
     Value::Func(Arc::new(Func {
@@ -65,7 +66,10 @@ impl Script {
             Target::Builtin(b) => return self.builtin(*b, &args, span),
             Target::Compression(c) => {
                 return match args.as_slice() {
-                    [Value::Proc(p)] => Ok(Value::Proc(p.clone())),
+                    [Value::Proc(p)] => Ok(Value::Proc(match Compression::from_name(c) {
+                        Some(kind) => Proc::new(ProcNode::Compressed(kind, p.clone())),
+                        None => p.clone(),
+                    })),
                     _ => Err(self.err(span, ErrorKind::Type, format!("`{c}` takes one process"))),
                 }
             }

@@ -200,6 +200,12 @@ impl Script {
                 sub(s, b);
             }
             ProcNode::Timed(t) => self.write_timed(s, t, depth),
+            ProcNode::Compressed(c, q) => {
+                s.push_str(c.name());
+                s.push('(');
+                self.write_proc(s, q, depth + 1);
+                s.push(')');
+            }
         }
     }
 }

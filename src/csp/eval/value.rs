@@ -6,6 +6,7 @@
 //! atoms, never a nested `Dot`, so `c.(B.0).true` and `c.B.0.true` are the same value; the
 //! grouping of atoms into fields is recovered from the declared arities when needed.
 
+use crate::reduce::Compression;
 use std::sync::Arc;
 
 pub use super::ranges::IntRanges;
@@ -244,7 +245,8 @@ pub enum Target {
     Lambda(u32, Arc<[Binding]>),
     /// A built-in function.
     Builtin(Builtin),
-    /// A compression function declared `transparent`, applied as the identity.
+    /// A compression function (`normal`, `sbisim`, ...): applied to a process, it gives a
+    /// [`ProcNode::Compressed`] process.
     Compression(&'static str),
 }
 
@@ -342,6 +344,9 @@ pub enum ProcNode {
     Timeout(Proc, Proc),
     /// A process of a timed section (tock-CSP).
     Timed(Arc<TimedProc>),
+    /// A compression function applied to a process (`normal(P)`, `sbisim(P)`, ...): the
+    /// process explored, compressed, and run as an explicit LTS.
+    Compressed(Compression, Proc),
 }
 
 /// The processes that timed sections add (`Timed(et) { ... }`, tock-CSP as FDR defines it;

@@ -2,6 +2,7 @@
 //! labels, the firing rules of the operators, leaves and their layout in a state, networks of
 //! parallel components, and the system the engines explore.
 
+pub(crate) mod compress;
 pub mod labels;
 pub(crate) mod layout;
 pub(crate) mod network;

@@ -146,6 +146,31 @@ impl NetNode {
         }
     }
 
+    /// Per leaf, by leaf number: whether it is an operand (perhaps under hidings and
+    /// renamings) of a parallel operator (`[|A|]`, `|||`, `[A||B]`, `[a <-> b]`). Such a leaf
+    /// terminates by itself ([`distributed_termination`]).
+    pub(crate) fn leaves_under_parallel(&self) -> Vec<bool> {
+        fn walk(node: &NetNode, under: bool, out: &mut Vec<(u32, bool)>) {
+            match node {
+                NetNode::Leaf(i) => out.push((*i, under)),
+                NetNode::Parallel { children, .. } | NetNode::AlphaParallel { children, .. } => {
+                    children.iter().for_each(|c| walk(c, true, out))
+                }
+                NetNode::Hide { child, .. } | NetNode::Rename { child, .. } => {
+                    walk(child, under, out)
+                }
+                NetNode::Link { left, right, .. } => {
+                    walk(left, true, out);
+                    walk(right, true, out);
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(self, false, &mut out);
+        out.sort_unstable_by_key(|&(i, _)| i);
+        out.into_iter().map(|(_, under)| under).collect()
+    }
+
     /// The path of each leaf, by leaf number: the operand taken at each operator from the top
     /// (the processes of a parallel from 0, set arguments not counted; 0 under a hiding or
     /// renaming; 0 and 1 for a link's sides).
@@ -282,6 +307,32 @@ impl<X> Scratch<X> {
 #[inline]
 fn is_synchronised(sync: &Option<Arc<(EventSet, LabelSet)>>, l: Label) -> bool {
     l == TICK || (l != TAU && sync.as_ref().is_some_and(|s| s.1.contains(l)))
+}
+
+/// The moves of an operand of a parallel operator under distributed termination, as FDR's
+/// operational semantics has it: an operand's ✓ is a tau of the parallel, to the operand's
+/// Ω, and an operand at Ω offers ✓ (to itself), so that the ✓ every operand must offer
+/// together — the parallel's termination — happens once all have terminated. An operand that
+/// is itself a parallel counts as terminated as soon as all its own operands have (FDR's rules
+/// take one more tau, from there to Ω: the behaviour is the same in every model, the state
+/// count one less per such step). `moves` are the
+/// operand's own (labels in canonical order); `terminated` says whether it is Ω. The result
+/// keeps the canonical order: labels are ordered by `cmp`, and moves of one label keep their
+/// relative order.
+pub(crate) fn distributed_termination<T: Copy>(
+    moves: &[(Label, T)],
+    terminated: Option<T>,
+    cmp: impl Fn(Label, Label) -> std::cmp::Ordering,
+) -> Vec<(Label, T)> {
+    if let Some(omega) = terminated {
+        return vec![(TICK, omega)];
+    }
+    let mut out: Vec<(Label, T)> = moves
+        .iter()
+        .map(|&(l, t)| (if l == TICK { TAU } else { l }, t))
+        .collect();
+    out.sort_by(|a, b| cmp(a.0, b.0));
+    out
 }
 
 /// Appends to `s.moves` the moves of `node` given its leaves' transitions.

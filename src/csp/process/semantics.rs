@@ -25,7 +25,7 @@ use crate::term::{TermId, TermRef};
 use crate::ts::{Label, TAU};
 
 use super::labels::TICK;
-use super::network::{combine, LeafMoves, NetNode, Scratch};
+use super::network::{combine, distributed_termination, LeafMoves, NetNode, Scratch};
 use super::terms::{
     int_arg, term, BuildPath, Encoding, Op, Section, MAX_NESTING, STACK_RED_ZONE, STACK_SEGMENT,
 };
@@ -200,6 +200,7 @@ impl Semantics {
             | Op::SyncExt
             | Op::SyncInt
             | Op::TPrio => self.fire_timed(sec, t, op, depth, out)?,
+            Op::Compressed => self.fire_compressed(sec, t, out)?,
             Op::Net => {
                 return Err(CspError::unpositioned(
                     ErrorKind::Eval,
@@ -223,8 +224,14 @@ impl Semantics {
         let net = NetNode::compile(&self.enc, t, 1, &mut leaves);
         let positions = process_positions(op, t.arity());
         let mut moves = LeafMoves::default();
+        let parallel = !matches!(op, Op::Hide | Op::Rename);
         for &leaf in &leaves {
-            let m = self.transitions(sec, leaf, depth)?;
+            let mut m = self.transitions(sec, leaf, depth)?;
+            if parallel {
+                let terminated = is_terminated(leaf).then_some(leaf.id());
+                let labels = &self.enc.labels;
+                m = distributed_termination(&m, terminated, |a, b| labels.cmp(a, b)).into();
+            }
             moves.spans.push((moves.flat.len() as u32, m.len() as u32));
             moves.flat.extend_from_slice(&m);
         }
@@ -251,6 +258,26 @@ impl Semantics {
             }
         }
         Ok(())
+    }
+}
+
+/// Whether `t` has terminated as an operand of a parallel: Ω, or a parallel (perhaps hidden or
+/// renamed) whose operands have all terminated, as in a network (FDR's rules take one more
+/// tau from the latter to Ω; see `network::distributed_termination`).
+pub(crate) fn is_terminated(t: TermRef<'_>) -> bool {
+    let op = Op::of(t);
+    match op {
+        Op::Omega => true,
+        Op::Interleave | Op::Parallel | Op::AlphaParallel | Op::Link => {
+            process_positions(op, t.arity())
+                .into_iter()
+                .all(|i| is_terminated(t.arg(i)))
+        }
+        Op::Hide | Op::Rename => {
+            let inner = Op::of(t.arg(0));
+            inner.is_static() && is_terminated(t.arg(0))
+        }
+        _ => false,
     }
 }
 

@@ -64,7 +64,7 @@ use crate::ts::{Label, TransitionSystem};
 
 use super::labels::TICK;
 use super::layout::Layout;
-use super::network::{combine, LeafMoves, NetNode, Scratch};
+use super::network::{combine, distributed_termination, LeafMoves, NetNode, Scratch};
 use super::semantics::Semantics;
 use super::terms::{term, BuildPath, Encoding, Op, Section};
 use crate::csp::error::{CspError, ErrorKind};
@@ -92,6 +92,9 @@ enum Shape {
         omega: u32,
         /// Every position is explicit: packed keys compare canonically as they are.
         all_explicit: bool,
+        /// Per position: an operand of a parallel operator, which terminates by itself
+        /// (`network::distributed_termination`).
+        under_parallel: Vec<bool>,
     },
 }
 
@@ -327,6 +330,14 @@ struct ThreadContext {
 
 static NEXT_SYSTEM: AtomicU64 = AtomicU64::new(1);
 
+/// Runs `f` in a shared section of this thread's access to the term table.
+pub(crate) fn in_section<R>(f: impl FnOnce(&Section<'_>) -> R) -> R {
+    TERMS.with(|tt| {
+        let sec = tt.shared_section();
+        f(&sec)
+    })
+}
+
 impl CspSystem {
     /// The transition system of `process`, a process of `script`.
     pub fn new(script: &Arc<Script>, process: &Proc) -> Result<CspSystem, CspError> {
@@ -385,6 +396,7 @@ impl CspSystem {
                     .0;
                 drop(handle);
                 let all_explicit = positions.iter().all(|p| matches!(p, Position::Explicit(_)));
+                let under_parallel = node.leaves_under_parallel();
                 let shape = Shape::Network {
                     node,
                     positions,
@@ -392,6 +404,7 @@ impl CspSystem {
                     index,
                     omega,
                     all_explicit,
+                    under_parallel,
                 };
                 (initial, shape)
             } else {
@@ -413,6 +426,22 @@ impl CspSystem {
                 _roots: roots,
             })
         })
+    }
+
+    /// The compression functions applied in the states met so far, each once, in order.
+    pub fn compressions(&self) -> Vec<crate::reduce::Compression> {
+        let mut used: Vec<_> = self
+            .shared
+            .sem
+            .enc
+            .compressed
+            .keys()
+            .into_iter()
+            .map(|(c, _)| c)
+            .collect();
+        used.sort_unstable();
+        used.dedup();
+        used
     }
 
     /// The label of ✓ (successful termination).
@@ -523,7 +552,9 @@ impl CspSystem {
                         .iter()
                         .enumerate()
                         .map(|(p, leaves)| {
-                            to_proc(leaves.term(layout.get(&key, p))).expect("a leaf is never Ω")
+                            // An operand that has terminated (Ω) is shown as `SKIP`.
+                            to_proc(leaves.term(layout.get(&key, p)))
+                                .unwrap_or_else(|| Proc::new(crate::csp::ProcNode::Skip))
                         })
                         .collect();
                     Some(node.to_proc(&leaves))
@@ -617,7 +648,15 @@ impl CspSystem {
                 return Ok(span);
             }
         }
-        let moves = positions[position].moves(&self.shared.sem, sec, n)?;
+        let mut moves = positions[position].moves(&self.shared.sem, sec, n)?;
+        if let Shape::Network { under_parallel, .. } = &self.shared.shape {
+            if under_parallel[position] {
+                let leaf = term(sec, positions[position].term(n));
+                let terminated = super::semantics::is_terminated(leaf).then_some(n);
+                let labels = &self.shared.sem.enc.labels;
+                moves = distributed_termination(&moves, terminated, |a, b| labels.cmp(a, b)).into();
+            }
+        }
         let span = (ctx.leaves.flat.len() as u32, moves.len() as u32);
         ctx.leaves.flat.extend_from_slice(&moves);
         let spans = &mut ctx.spans[position];
@@ -796,19 +835,34 @@ impl TransitionSystem for CspSystem {
 
     fn for_each_successor(&self, state: &CspState, emit: &mut dyn FnMut(Label, CspState)) {
         let shared = &*self.shared;
-        let result = self.with_context(|ctx, sec| {
-            ctx.out.clear();
-            let r = match &shared.shape {
-                Shape::Network { .. } => self.network_successors(ctx, sec, state.0),
-                Shape::Term => shared
-                    .leaves
-                    .moves(&shared.sem, sec, state.0)
-                    .map(|moves| ctx.out.extend_from_slice(&moves)),
+        let successors = || {
+            self.with_context(|ctx, sec| {
+                ctx.out.clear();
+                let r = match &shared.shape {
+                    Shape::Network { .. } => self.network_successors(ctx, sec, state.0),
+                    Shape::Term => shared
+                        .leaves
+                        .moves(&shared.sem, sec, state.0)
+                        .map(|moves| ctx.out.extend_from_slice(&moves)),
+                };
+                // Both are without duplicates and in canonical order already: a term's moves
+                // as the semantics sorted them (numbers given to distinct targets are
+                // distinct).
+                r.map(|()| std::mem::take(&mut ctx.out))
+            })
+        };
+        let mut result = successors();
+        // A compression met for the first time is made outside the section, then the
+        // state is fired again.
+        while result.is_err() {
+            let Some(k) = super::compress::pending() else {
+                break;
             };
-            // Both are without duplicates and in canonical order already: a term's moves
-            // as the semantics sorted them (numbers given to distinct targets are distinct).
-            r.map(|()| std::mem::take(&mut ctx.out))
-        });
+            match shared.sem.make_compression(k) {
+                Ok(()) => result = successors(),
+                Err(e) => result = Err(e),
+            }
+        }
         match result {
             Ok(mut out) => {
                 for &(label, target) in &out {

@@ -24,10 +24,12 @@ use parking_lot::RwLock;
 use crate::term::{SharedSection, Symbol, TermId, TermRef};
 use crate::ts::Label;
 
+use super::compress::CompressedSlot;
 use super::labels::{Alphabets, LabelSet, Labels, LinkMap, RenameMap};
 use crate::csp::error::{CspError, ErrorKind};
 use crate::csp::eval::Script;
 use crate::csp::value::{EventRelation, EventSet, PrefixClosure, Proc, ProcNode, Value};
+use crate::reduce::Compression;
 
 /// Deepest nesting of process operators followed when building or firing a term. Building and
 /// firing grow their thread's stack as needed (`stacker`), so this is no limit a script
@@ -97,9 +99,11 @@ pub(crate) enum Op {
     SyncInt,
     /// `tprio(L, P)`: `timed_priority(P)`.
     TPrio,
+    /// `compress(k, s)`: state `s` of compressed process `k` (see `compress.rs`).
+    Compressed,
 }
 
-const NAMES: [(&str, Op); 23] = [
+const NAMES: [(&str, Op); 24] = [
     ("STOP", Op::Stop),
     ("SKIP", Op::Skip),
     ("Ω", Op::Omega),
@@ -123,6 +127,7 @@ const NAMES: [(&str, Op); 23] = [
     ("[+A+]", Op::SyncExt),
     ("/+A+\\", Op::SyncInt),
     ("tprio", Op::TPrio),
+    ("compress", Op::Compressed),
 ];
 
 impl Op {
@@ -152,6 +157,7 @@ impl Op {
             (Op::Lazy, 0) => Some(Table::Lazies),
             (Op::Parallel | Op::SyncExt | Op::SyncInt, 0) | (Op::Hide, 1) => Some(Table::Sets),
             (Op::TPrefix, 0) => Some(Table::TimedPrefixes),
+            (Op::Compressed, 0) => Some(Table::Compressed),
             (Op::AlphaParallel, 0) => Some(Table::Alphabets),
             (Op::Rename, 1) => Some(Table::Renamings),
             (Op::Link, 1) => Some(Table::Links),
@@ -192,6 +198,7 @@ enum Table {
     Renamings,
     Links,
     TimedPrefixes,
+    Compressed,
 }
 
 /// A table numbering distinct values of `K`, each with data `V` computed once.
@@ -239,6 +246,11 @@ impl<K: Clone + Eq + Hash, V> Interned<K, V> {
         Ok(*entry)
     }
 
+    /// The keys interned so far.
+    pub(crate) fn keys(&self) -> Vec<K> {
+        self.items.read().iter().map(|e| e.0.clone()).collect()
+    }
+
     /// The entry numbered `k`.
     pub(crate) fn get(&self, k: u32) -> Arc<(K, V)> {
         self.items.read()[k as usize].clone()
@@ -259,6 +271,9 @@ pub(crate) struct Encoding {
     /// Prefixes of timed sections (each a [`ProcNode::Timed`] prefix), with their `tock`'s
     /// label.
     pub(crate) timed_prefixes: Interned<Proc, Label>,
+    /// Compressed processes (`normal(P)`, ...): the compression and its argument, with the
+    /// explicit LTS made the first time one of its states fires.
+    pub(crate) compressed: Interned<(Compression, Proc), CompressedSlot>,
     /// Activated processes: `lazy(k)` made active (calls unfolded), by `k`.
     activated: DashMap<u32, TermId>,
     omega: OnceLock<TermId>,
@@ -292,6 +307,7 @@ impl Encoding {
             links: Interned::new(),
             alphabets: Interned::new(),
             timed_prefixes: Interned::new(),
+            compressed: Interned::new(),
             activated: DashMap::new(),
             omega: OnceLock::new(),
         })
@@ -356,6 +372,7 @@ impl Encoding {
             Table::Renamings => self.renamings.cmp_entries(a, b),
             Table::Links => self.links.cmp_entries(a, b),
             Table::TimedPrefixes => self.timed_prefixes.cmp_entries(a, b),
+            Table::Compressed => self.compressed.cmp_entries(a, b),
         }
     }
 
@@ -494,6 +511,12 @@ impl Encoding {
                 mk(Op::Timeout, &[l, self.lazy(sec, r)?])
             }
             ProcNode::Timed(t) => self.build_timed(sec, p, t, path)?,
+            ProcNode::Compressed(c, q) => {
+                let k = self
+                    .compressed
+                    .intern(&(*c, q.clone()), |_| Ok(CompressedSlot::default()))?;
+                mk(Op::Compressed, &[sec.int(k as i64), sec.int(0)])
+            }
         })
     }
 
@@ -658,6 +681,10 @@ impl Encoding {
             | Op::SyncExt
             | Op::SyncInt
             | Op::TPrio => return self.timed_to_proc(t),
+            Op::Compressed => {
+                let entry = self.compressed.get(int_arg(t, 0));
+                ProcNode::Compressed(entry.0 .0, entry.0 .1.clone())
+            }
         };
         Some(Proc::new(node))
     }

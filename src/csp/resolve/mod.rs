@@ -181,13 +181,6 @@ pub(crate) fn check(decls: &[Decl], prelude: &[Decl]) -> CResult<Program> {
                         );
                         continue;
                     };
-                    p.notes.push((
-                        n.span,
-                        format!(
-                            "`{c}` is applied as the identity: weft does not compress yet \
-                             (the compression preserves the semantics)"
-                        ),
-                    ));
                     let g = GlobalKind::Compression(c);
                     define(&mut p, &mut first_def, &n.name, n.span, g);
                 }

@@ -3,15 +3,20 @@
 
 use super::*;
 
-/// The compression functions weft accepts (as the identity) when declared `transparent`.
-/// (`normalise` is FDR2's name for `normal`.)
-pub const COMPRESSIONS: [&str; 6] = [
-    "normal",
-    "normalise",
+/// FDR's compression functions (see [`crate::reduce::Compression`]): built in, and accepted in
+/// `transparent` declarations. (`normalise` and `normalize` are FDR2's names for `normal`.)
+pub const COMPRESSIONS: [&str; 11] = [
+    "explicate",
     "sbisim",
     "wbisim",
+    "dbisim",
     "diamond",
-    "explicate",
+    "normal",
+    "normalise",
+    "normalize",
+    "model_compress",
+    "tau_loop_factor",
+    "chase",
 ];
 
 /// FDR built-ins that weft does not support, with the reason given to users.
@@ -161,12 +166,12 @@ impl Resolver<'_> {
             self.prog.globals.insert(name.clone(), g);
             return Ok(BTreeSet::new());
         }
-        if COMPRESSIONS.contains(&&**name) {
-            return Err(RawError::new(
-                span,
-                ErrorKind::UnknownName,
-                format!("`{name}` must be declared first: `transparent {name}`"),
-            ));
+        if let Some(c) = COMPRESSIONS.iter().find(|c| **c == &**name) {
+            self.refs.insert(name.clone());
+            self.prog
+                .globals
+                .insert(name.clone(), GlobalKind::Compression(c));
+            return Ok(BTreeSet::new());
         }
         if matches!(&**name, "WAIT" | "timed_priority") {
             return Err(RawError::new(
