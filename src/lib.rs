@@ -14,6 +14,7 @@ pub mod excerpt;
 pub mod explore;
 mod hash;
 pub mod lts;
+pub mod reduce;
 pub mod refine;
 pub mod sync;
 pub mod term;
