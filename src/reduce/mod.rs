@@ -33,7 +33,7 @@ use std::str::FromStr;
 
 use crate::lts::Lts;
 
-pub use compare::{compare, Comparison, Difference};
+pub use compare::{compare, disjoint_union, Comparison, Difference};
 
 /// The equivalences an LTS can be reduced modulo.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -159,7 +159,11 @@ fn prepare(lts: &Lts, equivalence: Equivalence) -> Partition {
     }
     let preserve_divergence = equivalence == Equivalence::DivergencePreservingBranching;
     let node_of_state: Vec<u32> = (0..n as u32).map(|s| lts.tau_scc(s)).collect();
-    let nodes = node_of_state.iter().map(|&x| x as usize + 1).max().unwrap_or(0);
+    let nodes = node_of_state
+        .iter()
+        .map(|&x| x as usize + 1)
+        .max()
+        .unwrap_or(0);
     let mut members: Vec<Vec<u32>> = vec![Vec::new(); nodes];
     for (s, &x) in node_of_state.iter().enumerate() {
         members[x as usize].push(s as u32);
