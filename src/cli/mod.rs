@@ -21,6 +21,7 @@ mod info;
 mod limits;
 mod progress;
 mod reduce;
+mod reduced_check;
 mod refines;
 
 /// Exit code when the checked property holds (or the command succeeded).
