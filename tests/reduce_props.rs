@@ -16,6 +16,9 @@ use weft::refine::{check, CheckOptions, Model};
 
 const TAU: u32 = 0;
 
+/// A state's old block and signature.
+type Keyed = (u32, BTreeSet<(u32, u32)>);
+
 /// The naive oracle's partition (block ids per state) of `lts` modulo a bisimulation.
 fn oracle_partition(lts: &Lts, equivalence: Equivalence) -> Vec<u32> {
     let n = lts.num_states() as usize;
@@ -26,7 +29,7 @@ fn oracle_partition(lts: &Lts, equivalence: Equivalence) -> Vec<u32> {
         let inert = |s: usize, t: usize, a: u32, block: &[u32]| {
             branching && a == TAU && block[s] == block[t]
         };
-        let mut sigs: Vec<(u32, BTreeSet<(u32, u32)>)> = Vec::new();
+        let mut sigs: Vec<Keyed> = Vec::new();
         for s in 0..n {
             // States reachable from s by inert taus (s included).
             let mut reach = vec![s];
@@ -53,7 +56,7 @@ fn oracle_partition(lts: &Lts, equivalence: Equivalence) -> Vec<u32> {
             }
             sigs.push((block[s], sig));
         }
-        let mut ids: BTreeMap<&(u32, BTreeSet<(u32, u32)>), u32> = BTreeMap::new();
+        let mut ids: BTreeMap<&Keyed, u32> = BTreeMap::new();
         let next: Vec<u32> = sigs
             .iter()
             .map(|k| {

@@ -110,12 +110,15 @@ pub fn compare(first: &Lts, second: &Lts, equivalence: Equivalence) -> Compariso
     }
 }
 
+/// A pair of states of the two subset constructions.
+type Pair = (u32, u32);
+
 /// A shortest trace one system has and the other lacks, by a breadth-first walk over pairs
 /// of states of the two subset constructions.
 fn trace_difference(first: &Lts, second: &Lts, weak: bool) -> Option<Difference> {
     let d1 = determinise(first, weak);
     let d2 = determinise(second, weak);
-    let mut parent: FxHashMap<(u32, u32), Option<((u32, u32), String)>> = FxHashMap::default();
+    let mut parent: FxHashMap<Pair, Option<(Pair, String)>> = FxHashMap::default();
     parent.insert((0, 0), None);
     let mut queue = VecDeque::from([(0u32, 0u32)]);
     while let Some((p, q)) = queue.pop_front() {

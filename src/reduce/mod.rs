@@ -15,8 +15,8 @@
 //! The quotient ([`quotient`]) has one state per block, transitions between blocks
 //! deduplicated, inert taus removed (branching) and a tau self-loop on each divergent block
 //! (divergence-preserving branching). Its states are numbered in breadth-first order from the
-//! initial block (unreachable blocks last, as mCRL2 keeps them), successors taken in (label, block) order, so the numbering depends only on
-//! the input, never on hashing or threads.
+//! initial block (unreachable blocks last, as mCRL2 keeps them), successors taken in (label,
+//! block) order, so the numbering depends only on the input, never on hashing or threads.
 //!
 //! [`compare`] decides whether two LTSs are equivalent and, when not, explains why with a
 //! distinguishing trace.

@@ -16,11 +16,13 @@
 //!   order); divergence-preserving adds a divergence mark to the signature of divergent
 //!   nodes (and so of every node with an inert path to one).
 //!
-//! The new block of `x` is determined by `(P(x), sig(x))`, numbered in order of the first
-//! node that has it, so the partition only refines and the numbering is deterministic. The
-//! rounds stop when no block splits. A round costs O(m + Σ|sig|) (times a log for sorting);
-//! the number of rounds is at most the number of blocks, which makes the worst case
-//! O(n·m·log m) — not the O(m log n) of Paige–Tarjan / Jansen et al.; see the brief's report.
+//! The new block of `x` is determined by `(P(x), sig(x))`, so the partition only refines;
+//! the rounds stop when no block splits. [`partition`] recomputes per round only the
+//! signatures that can have changed (see `refine_incrementally`); [`partition_with_history`]
+//! recomputes them all and keeps every round's partition (for explanations). Neither is the
+//! O(m log n) of Paige–Tarjan / Jansen et al.: a round's cost is proportional to the
+//! recomputed signatures plus the members of the blocks they lie in, and the number of
+//! rounds can reach the number of blocks (a chain), so the worst case is O(n·m·log m).
 
 use rustc_hash::FxHashMap;
 
