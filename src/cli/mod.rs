@@ -14,11 +14,14 @@ use weft::diag::{use_color, Diagnostic};
 use weft::lts::AutError;
 
 mod check;
+mod compare;
 mod csp_model;
 mod explore;
 mod info;
 mod limits;
 mod progress;
+mod reduce;
+mod reduced_check;
 mod refines;
 
 /// Exit code when the checked property holds (or the command succeeded).
@@ -50,6 +53,11 @@ enum Command {
     Check(check::CheckArgs),
     /// Check that IMPL refines SPEC (FDR's `assert SPEC [FD= IMPL`; exit 0 holds, 1 not, 2 error).
     Refines(refines::RefinesArgs),
+    /// Reduce a system modulo an equivalence (strong, branching, divergence-preserving
+    /// branching bisimulation, trace, weak trace) and optionally write the quotient.
+    Reduce(reduce::ReduceArgs),
+    /// Are two systems equivalent (exit 0 yes, 1 no with a distinguishing trace, 2 error)?
+    Compare(compare::CompareArgs),
 }
 
 /// Parses the arguments, runs the subcommand and returns the process exit code.
@@ -71,12 +79,16 @@ pub fn run() -> i32 {
         Command::Explore(args) => args.json,
         Command::Refines(args) => args.json,
         Command::Check(args) => args.json,
+        Command::Reduce(args) => args.json,
+        Command::Compare(args) => args.json,
     };
     let result: anyhow::Result<i32> = match cli.command {
         Command::Info(args) => info::run(&args),
         Command::Explore(args) => explore::run(&args),
         Command::Refines(args) => refines::run(args),
         Command::Check(args) => check::run(&args),
+        Command::Reduce(args) => reduce::run(&args),
+        Command::Compare(args) => compare::run(&args),
     };
     match result {
         Ok(code) => code,

@@ -40,6 +40,15 @@ pub struct RefinesArgs {
     /// Use the classical algorithm (exact visited set) instead of the antichain.
     #[arg(long)]
     no_antichain: bool,
+    /// Reduce both systems modulo divergence-preserving branching bisimulation before the
+    /// check (it preserves the traces, failures and failures-divergences models; ignored in
+    /// the other models and for a CSPm implementation checked on the fly). The
+    /// counterexample is replayed on the original systems.
+    #[arg(long, overrides_with = "no_reduce")]
+    reduce: bool,
+    /// Check the systems as they are (the default).
+    #[arg(long, overrides_with = "reduce")]
+    no_reduce: bool,
     /// The label of the internal action (default: `tau` and `i`).
     #[arg(long, value_name = "NAME")]
     tau: Option<String>,
@@ -157,7 +166,16 @@ pub fn run(args: RefinesArgs) -> Result<i32> {
         }
     }
     let implementation = load_system(&args.implementation, tau, &args.limits, &stop)?;
-    let mut result = verdict_or_limit(check_until(&spec, &implementation, &opts, &stop))?;
+    let reducing = args.reduce
+        && matches!(
+            opts.model,
+            Model::Traces | Model::Failures | Model::FailuresDivergences
+        );
+    let mut result = if reducing {
+        super::reduced_check::check_reduced(&spec, &implementation, &opts, &stop)?
+    } else {
+        verdict_or_limit(check_until(&spec, &implementation, &opts, &stop))?
+    };
     if let Some(cex) = &mut result.counterexample {
         // As numbered in the implementation's file.
         cex.impl_state = implementation.state_number(cex.impl_state);
@@ -179,7 +197,7 @@ pub fn run(args: RefinesArgs) -> Result<i32> {
 }
 
 /// A check's result, or its stop as [`LimitReached`] (no verdict).
-fn verdict_or_limit<T>(checked: Result<T, RefineError>) -> Result<T> {
+pub(super) fn verdict_or_limit<T>(checked: Result<T, RefineError>) -> Result<T> {
     match checked {
         Err(RefineError::Stopped(reason)) => Err(LimitReached(format!(
             "the refinement check was stopped by {}: no verdict",

@@ -13,6 +13,7 @@ use std::collections::{HashMap, VecDeque};
 use crate::lts::Lts;
 use crate::refine::normal::{NormalForm, EMPTY_SET};
 use crate::refine::Model;
+use super::Equivalence;
 use crate::ts::{Label, TAU};
 
 /// One of FDR's compression functions.
@@ -104,11 +105,13 @@ impl Compression {
             Compression::TauLoopFactor => tau_loop_factor(lts),
             Compression::Normal => normal(lts),
             Compression::Chase => chase(lts),
-            Compression::Sbisim
-            | Compression::Wbisim
+            Compression::Sbisim => reachable(&super::reduce(lts, Equivalence::Strong).quotient),
+            Compression::Wbisim
             | Compression::Dbisim
             | Compression::Diamond
-            | Compression::ModelCompress => reachable(lts),
+            | Compression::ModelCompress => reachable(
+                &super::reduce(lts, Equivalence::DivergencePreservingBranching).quotient,
+            ),
         }
     }
 }

@@ -1,0 +1,85 @@
+//! The quotient of an LTS by a stable partition.
+
+use super::refinement::Partition;
+use crate::lts::Lts;
+use crate::ts::{Label, TAU};
+
+/// The quotient of `lts` by `partition`: one state per block, numbered in breadth-first order
+/// from the initial state's block (successors in (label, block) order; blocks unreachable
+/// from it come last, as mCRL2 keeps them too);
+/// transitions between blocks deduplicated; inert taus (inside a block, branching) left out;
+/// a tau self-loop on every divergent block. Also returns the quotient state of each covered
+/// state of `lts`.
+pub fn quotient(lts: &Lts, partition: &Partition) -> (Lts, Vec<u32>) {
+    let nodes = partition.graph.num_nodes();
+    if nodes == 0 {
+        return (lts.clone(), Vec::new());
+    }
+    let blocks = partition.num_blocks as usize;
+    let block = &partition.block;
+    // Edges of the quotient, grouped by source block.
+    let mut edges: Vec<(u32, Label, u32)> = Vec::new();
+    for x in 0..nodes as u32 {
+        let bx = block[x as usize];
+        for (a, y) in partition.graph.edges(x) {
+            if !partition.is_inert(block, x, a, y) {
+                edges.push((bx, a, block[y as usize]));
+            }
+        }
+        if partition.divergent[x as usize] {
+            edges.push((bx, TAU, bx));
+        }
+    }
+    edges.sort_unstable();
+    edges.dedup();
+    let mut first = vec![0usize; blocks + 1];
+    for &(b, _, _) in &edges {
+        first[b as usize + 1] += 1;
+    }
+    for b in 0..blocks {
+        first[b + 1] += first[b];
+    }
+    // Breadth-first numbering from the initial block, then from each block not numbered
+    // yet (unreachable ones, kept as mCRL2 keeps them), in block order.
+    let initial_block = partition
+        .block_of_state(lts.initial())
+        .expect("the initial state is covered");
+    let mut number = vec![u32::MAX; blocks];
+    let mut order: Vec<u32> = Vec::with_capacity(blocks);
+    let mut at = 0;
+    for root in std::iter::once(initial_block).chain(0..blocks as u32) {
+        if number[root as usize] != u32::MAX {
+            continue;
+        }
+        number[root as usize] = order.len() as u32;
+        order.push(root);
+        while at < order.len() {
+            let b = order[at] as usize;
+            at += 1;
+            for &(_, _, c) in &edges[first[b]..first[b + 1]] {
+                if number[c as usize] == u32::MAX {
+                    number[c as usize] = order.len() as u32;
+                    order.push(c);
+                }
+            }
+        }
+    }
+    let mut transitions = Vec::new();
+    for &b in &order {
+        for &(_, a, c) in &edges[first[b as usize]..first[b as usize + 1]] {
+            transitions.push((number[b as usize], a, number[c as usize]));
+        }
+    }
+    let quotient = Lts::from_transitions(
+        0,
+        order.len() as u32,
+        lts.label_names().to_vec(),
+        &transitions,
+    );
+    let state_map = partition
+        .node_of_state
+        .iter()
+        .map(|&x| number[block[x as usize] as usize])
+        .collect();
+    (quotient, state_map)
+}

@@ -1,0 +1,453 @@
+//! Partition refinement by signatures (Blom–Orzan), for strong and (divergence-preserving)
+//! branching bisimulation.
+//!
+//! The partitioned graph ([`Graph`]) is the LTS itself for strong bisimulation, and the LTS
+//! with its tau-SCCs contracted for the branching ones (states on a common tau cycle are
+//! branching bisimilar; contraction leaves the tau graph acyclic, and a contracted SCC that
+//! contains a tau cycle is *divergent*).
+//!
+//! Each round computes every node's signature under the current partition `P` and splits
+//! blocks by signature:
+//!
+//! - strong: `sig(x) = {(a, P(y)) | x -a-> y}`;
+//! - branching: `sig(x) = {(a, P(y)) | x -a-> y, not (a = tau and P(y) = P(x))}` together
+//!   with `sig(y)` for every inert step `x -tau-> y` (`P(y) = P(x)`), computed successors
+//!   first (the contracted tau graph is acyclic; its SCC ids are in reverse topological
+//!   order); divergence-preserving adds a divergence mark to the signature of divergent
+//!   nodes (and so of every node with an inert path to one).
+//!
+//! The new block of `x` is determined by `(P(x), sig(x))`, so the partition only refines;
+//! the rounds stop when no block splits. [`partition`] recomputes per round only the
+//! signatures that can have changed (see `refine_incrementally`); [`partition_with_history`]
+//! recomputes them all and keeps every round's partition (for explanations). Neither is the
+//! O(m log n) of Paige–Tarjan / Jansen et al.: a round's cost is proportional to the
+//! recomputed signatures plus the members of the blocks they lie in, and the number of
+//! rounds can reach the number of blocks (a chain), so the worst case is O(n·m·log m).
+
+use rustc_hash::FxHashMap;
+
+use super::Equivalence;
+use crate::lts::Lts;
+use crate::ts::{Label, TAU};
+
+/// The divergence mark in a signature (no label has id `u32::MAX`).
+const DIVERGENCE: u64 = u64::MAX;
+
+/// A compact graph: node `x`'s edges are `labels[offsets[x]..offsets[x + 1]]` with the
+/// matching `targets`, sorted by (label, target) and deduplicated.
+#[derive(Clone, Debug)]
+pub struct Graph {
+    offsets: Vec<usize>,
+    labels: Vec<Label>,
+    targets: Vec<u32>,
+}
+
+impl Graph {
+    /// Number of nodes.
+    pub fn num_nodes(&self) -> usize {
+        self.offsets.len() - 1
+    }
+
+    /// The edges `(label, target)` of `node`.
+    pub fn edges(&self, node: u32) -> impl Iterator<Item = (Label, u32)> + '_ {
+        let (lo, hi) = (self.offsets[node as usize], self.offsets[node as usize + 1]);
+        self.labels[lo..hi]
+            .iter()
+            .copied()
+            .zip(self.targets[lo..hi].iter().copied())
+    }
+
+    /// Builds a graph with `n` nodes from per-node edge lists produced by `edges_of`.
+    fn build(n: usize, mut edges_of: impl FnMut(u32, &mut Vec<(Label, u32)>)) -> Graph {
+        let mut offsets = Vec::with_capacity(n + 1);
+        offsets.push(0);
+        let mut labels = Vec::new();
+        let mut targets = Vec::new();
+        let mut buf = Vec::new();
+        for x in 0..n as u32 {
+            buf.clear();
+            edges_of(x, &mut buf);
+            buf.sort_unstable();
+            buf.dedup();
+            for &(a, y) in &buf {
+                labels.push(a);
+                targets.push(y);
+            }
+            offsets.push(labels.len());
+        }
+        Graph {
+            offsets,
+            labels,
+            targets,
+        }
+    }
+}
+
+/// A stable partition of an LTS's states modulo a bisimulation.
+#[derive(Clone, Debug)]
+pub struct Partition {
+    /// The graph that was partitioned.
+    pub graph: Graph,
+    /// The node of each covered state of the LTS (the state itself for strong bisimulation,
+    /// its tau-SCC for the branching ones); states beyond have no entry (they have no
+    /// transitions and are unreachable).
+    pub node_of_state: Vec<u32>,
+    /// The block of each node.
+    pub block: Vec<u32>,
+    /// Number of blocks.
+    pub num_blocks: u32,
+    /// Divergent nodes (divergence-preserving branching only; else all false).
+    pub divergent: Vec<bool>,
+    /// Whether taus inside a block are inert (the branching bisimulations).
+    pub branching: bool,
+    /// Number of rounds (including the last, which split nothing).
+    pub rounds: u32,
+    /// With [`partition_with_history`]: the partition before each round (`history[0]` puts
+    /// every node in block 0; `history[k]` is the partition after `k` rounds).
+    pub history: Vec<Vec<u32>>,
+}
+
+impl Partition {
+    /// The block of LTS state `state` (`None` beyond the covered states).
+    pub fn block_of_state(&self, state: u32) -> Option<u32> {
+        self.node_of_state
+            .get(state as usize)
+            .map(|&x| self.block[x as usize])
+    }
+
+    /// Whether `a`-edge `x -a-> y` is inert under `partition` (a tau inside a block of a
+    /// branching bisimulation).
+    pub fn is_inert(&self, partition: &[u32], x: u32, a: Label, y: u32) -> bool {
+        self.branching && a == TAU && partition[x as usize] == partition[y as usize]
+    }
+}
+
+/// Packs a signature element.
+fn pack(label: Label, block: u32) -> u64 {
+    (u64::from(label) << 32) | u64::from(block)
+}
+
+/// The partition of `lts` modulo the bisimulation `equivalence` (strong, branching or
+/// divergence-preserving branching; a trace equivalence is treated as strong).
+pub fn partition(lts: &Lts, equivalence: Equivalence) -> Partition {
+    refine_incrementally(prepare(lts, equivalence))
+}
+
+/// As [`partition`], keeping the partition of every round in [`Partition::history`].
+pub fn partition_with_history(lts: &Lts, equivalence: Equivalence) -> Partition {
+    refine(prepare(lts, equivalence), true)
+}
+
+/// The graph to partition: the LTS, or its tau-SCC contraction.
+fn prepare(lts: &Lts, equivalence: Equivalence) -> Partition {
+    // Covered states: those with transitions, targets and the initial state.
+    let n = lts.covered() as usize;
+    let branching = matches!(
+        equivalence,
+        Equivalence::Branching | Equivalence::DivergencePreservingBranching
+    );
+    if !branching {
+        let graph = Graph::build(n, |x, buf| buf.extend(lts.successors(x)));
+        return Partition {
+            graph,
+            node_of_state: (0..n as u32).collect(),
+            block: vec![0; n],
+            num_blocks: 1,
+            divergent: vec![false; n],
+            branching: false,
+            rounds: 0,
+            history: Vec::new(),
+        };
+    }
+    let preserve_divergence = equivalence == Equivalence::DivergencePreservingBranching;
+    let node_of_state: Vec<u32> = (0..n as u32).map(|s| lts.tau_scc(s)).collect();
+    let nodes = node_of_state
+        .iter()
+        .map(|&x| x as usize + 1)
+        .max()
+        .unwrap_or(0);
+    let mut members: Vec<Vec<u32>> = vec![Vec::new(); nodes];
+    for (s, &x) in node_of_state.iter().enumerate() {
+        members[x as usize].push(s as u32);
+    }
+    let mut divergent = vec![false; nodes];
+    let graph = Graph::build(nodes, |x, buf| {
+        for &s in &members[x as usize] {
+            for (a, t) in lts.successors(s) {
+                let y = node_of_state[t as usize];
+                if a == TAU && y == x {
+                    divergent[x as usize] = preserve_divergence;
+                } else {
+                    buf.push((a, y));
+                }
+            }
+        }
+    });
+    Partition {
+        graph,
+        node_of_state,
+        block: vec![0; nodes],
+        num_blocks: u32::from(nodes > 0),
+        divergent,
+        branching: true,
+        rounds: 0,
+        history: Vec::new(),
+    }
+}
+
+/// The signature of every node under `block`, as one arena: node `x`'s is
+/// `data[start[x]..start[x + 1]]`, sorted and deduplicated.
+struct Signatures {
+    start: Vec<usize>,
+    data: Vec<u64>,
+}
+
+impl Signatures {
+    fn of(&self, x: usize) -> &[u64] {
+        &self.data[self.start[x]..self.start[x + 1]]
+    }
+}
+
+/// Computes all signatures under `block` (nodes in increasing order: for the branching
+/// graphs, a tau edge goes to a smaller node, so inert successors come first).
+fn signatures(p: &Partition, block: &[u32]) -> Signatures {
+    let n = p.graph.num_nodes();
+    let mut start = Vec::with_capacity(n + 1);
+    let mut data: Vec<u64> = Vec::with_capacity(p.graph.labels.len());
+    let mut buf: Vec<u64> = Vec::new();
+    start.push(0);
+    for x in 0..n {
+        buf.clear();
+        for (a, y) in p.graph.edges(x as u32) {
+            if p.is_inert(block, x as u32, a, y) {
+                let (lo, hi) = (start[y as usize], start[y as usize + 1]);
+                buf.extend_from_slice(&data[lo..hi]);
+            } else {
+                buf.push(pack(a, block[y as usize]));
+            }
+        }
+        if p.divergent[x] {
+            buf.push(DIVERGENCE);
+        }
+        buf.sort_unstable();
+        buf.dedup();
+        data.extend_from_slice(&buf);
+        start.push(data.len());
+    }
+    Signatures { start, data }
+}
+
+/// Refines `p` until stable.
+fn refine(mut p: Partition, keep_history: bool) -> Partition {
+    let n = p.graph.num_nodes();
+    loop {
+        if keep_history {
+            p.history.push(p.block.clone());
+        }
+        p.rounds += 1;
+        let sigs = signatures(&p, &p.block);
+        let mut ids: FxHashMap<(u32, &[u64]), u32> = FxHashMap::default();
+        let mut next = vec![0u32; n];
+        for (x, slot) in next.iter_mut().enumerate() {
+            let key = (p.block[x], sigs.of(x));
+            let fresh = ids.len() as u32;
+            *slot = *ids.entry(key).or_insert(fresh);
+        }
+        let count = ids.len() as u32;
+        drop(ids);
+        let stable = count == p.num_blocks;
+        p.block = next;
+        p.num_blocks = count;
+        if stable {
+            return p;
+        }
+    }
+}
+
+/// The signature of one node under `partition`, computed directly (for explanations):
+/// each element with an edge that gives it (the edge after the node's inert route to it;
+/// `None` for the divergence mark), sorted by element.
+pub(crate) fn explained_signature(
+    p: &Partition,
+    partition: &[u32],
+    node: u32,
+) -> Vec<(u64, Option<(Label, u32)>)> {
+    let mut out: FxHashMap<u64, Option<(Label, u32)>> = FxHashMap::default();
+    let mut seen = vec![node];
+    let mut stack = vec![node];
+    while let Some(x) = stack.pop() {
+        if p.divergent[x as usize] {
+            out.entry(DIVERGENCE).or_insert(None);
+        }
+        for (a, y) in p.graph.edges(x) {
+            if p.is_inert(partition, x, a, y) {
+                if !seen.contains(&y) {
+                    seen.push(y);
+                    stack.push(y);
+                }
+            } else {
+                out.entry(pack(a, partition[y as usize]))
+                    .or_insert(Some((a, y)));
+            }
+        }
+    }
+    let mut out: Vec<_> = out.into_iter().collect();
+    out.sort_unstable_by_key(|(e, _)| *e);
+    out
+}
+
+/// The label of a signature element (`None` for the divergence mark).
+pub(crate) fn element_label(element: u64) -> Option<Label> {
+    (element != DIVERGENCE).then_some((element >> 32) as Label)
+}
+
+/// Refines `p` until stable, recomputing per round only the signatures that can have
+/// changed: those of the nodes with an edge into a node whose block id changed in the last
+/// round, or whose own id changed, closed under inert-tau predecessors (whose signatures
+/// include theirs). All other members of a block share the signature the block had when it
+/// was formed (`block_signature`), so a block splits by grouping its recomputed members
+/// only; the group of the unchanged members (or, if all changed, the largest group) keeps
+/// the block's id, the others get fresh ids. Same fixpoint as [`refine`]: every split is by
+/// signatures under the current partition, and it stops only when no signature differs
+/// within a block.
+fn refine_incrementally(mut p: Partition) -> Partition {
+    let n = p.graph.num_nodes();
+    // Predecessors: node x's are pred_sources[pred_offsets[x]..pred_offsets[x + 1]], with
+    // the edge label.
+    let mut pred_offsets = vec![0usize; n + 1];
+    for &y in &p.graph.targets {
+        pred_offsets[y as usize + 1] += 1;
+    }
+    for x in 0..n {
+        pred_offsets[x + 1] += pred_offsets[x];
+    }
+    let mut fill = pred_offsets.clone();
+    let mut preds: Vec<(u32, Label)> = vec![(0, 0); p.graph.targets.len()];
+    for x in 0..n as u32 {
+        for (a, y) in p.graph.edges(x) {
+            preds[fill[y as usize]] = (x, a);
+            fill[y as usize] += 1;
+        }
+    }
+    drop(fill);
+    let mut members: Vec<Vec<u32>> = vec![(0..n as u32).collect()];
+    let mut block_signature: Vec<Vec<u64>> = vec![Vec::new()];
+    let mut sig: Vec<Vec<u64>> = vec![Vec::new(); n];
+    let mut dirty_mark = vec![true; n];
+    let mut dirty: Vec<u32> = (0..n as u32).collect();
+    let mut buf: Vec<u64> = Vec::new();
+    let mut first_round = true;
+    while !dirty.is_empty() {
+        p.rounds += 1;
+        dirty.sort_unstable();
+        // Recompute the dirty signatures, successors first (increasing node order).
+        for &x in &dirty {
+            buf.clear();
+            for (a, y) in p.graph.edges(x) {
+                if p.is_inert(&p.block, x, a, y) {
+                    buf.extend_from_slice(&sig[y as usize]);
+                } else {
+                    buf.push(pack(a, p.block[y as usize]));
+                }
+            }
+            if p.divergent[x as usize] {
+                buf.push(DIVERGENCE);
+            }
+            buf.sort_unstable();
+            buf.dedup();
+            let s = &mut sig[x as usize];
+            s.clear();
+            s.extend_from_slice(&buf);
+        }
+        // Split the blocks that have dirty members.
+        let mut touched: Vec<u32> = dirty.iter().map(|&x| p.block[x as usize]).collect();
+        touched.sort_unstable();
+        touched.dedup();
+        let mut changed: Vec<u32> = Vec::new();
+        for &b in &touched {
+            let all = std::mem::take(&mut members[b as usize]);
+            // Groups: the unchanged members' (with the block's signature) first.
+            let mut groups: FxHashMap<&[u64], Vec<u32>> = FxHashMap::default();
+            let mut order: Vec<&[u64]> = Vec::new();
+            let old_signature = std::mem::take(&mut block_signature[b as usize]);
+            let unchanged = if first_round {
+                None
+            } else {
+                Some(old_signature.as_slice())
+            };
+            for &x in &all {
+                let key: &[u64] = if dirty_mark[x as usize] {
+                    &sig[x as usize]
+                } else {
+                    unchanged.expect("only dirty nodes in the first round")
+                };
+                groups
+                    .entry(key)
+                    .or_insert_with(|| {
+                        order.push(key);
+                        Vec::new()
+                    })
+                    .push(x);
+            }
+            let has_unchanged = all.iter().any(|&x| !dirty_mark[x as usize]);
+            let keeper: &[u64] = match unchanged.filter(|_| has_unchanged) {
+                Some(u) => u,
+                None => {
+                    // The largest group; the first of equal ones.
+                    let mut best = order[0];
+                    for &key in &order[1..] {
+                        if groups[key].len() > groups[best].len() {
+                            best = key;
+                        }
+                    }
+                    best
+                }
+            };
+            for key in &order {
+                let group = groups.remove(key).expect("each key once");
+                if *key == keeper {
+                    block_signature[b as usize] = key.to_vec();
+                    members[b as usize] = group;
+                } else {
+                    let id = members.len() as u32;
+                    for &x in &group {
+                        p.block[x as usize] = id;
+                        changed.push(x);
+                    }
+                    members.push(group);
+                    block_signature.push(key.to_vec());
+                }
+            }
+        }
+        first_round = false;
+        for &x in &dirty {
+            dirty_mark[x as usize] = false;
+        }
+        dirty.clear();
+        // Next round: the changed nodes and their predecessors, closed under inert-tau
+        // predecessors.
+        let mut stack: Vec<u32> = Vec::new();
+        for &x in &changed {
+            stack.push(x);
+            for &(q, _) in &preds[pred_offsets[x as usize]..pred_offsets[x as usize + 1]] {
+                stack.push(q);
+            }
+        }
+        while let Some(x) = stack.pop() {
+            if dirty_mark[x as usize] {
+                continue;
+            }
+            dirty_mark[x as usize] = true;
+            dirty.push(x);
+            if p.branching {
+                for &(q, a) in &preds[pred_offsets[x as usize]..pred_offsets[x as usize + 1]] {
+                    if a == TAU && p.block[q as usize] == p.block[x as usize] {
+                        stack.push(q);
+                    }
+                }
+            }
+        }
+    }
+    p.num_blocks = members.len() as u32;
+    p
+}

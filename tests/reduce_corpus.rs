@@ -1,0 +1,120 @@
+//! Quotient sizes of `weft::reduce` against mCRL2's on the corpus:
+//! `aut/mcrl2_reductions/expected_reductions.tsv` (mCRL2's own test expectations, every
+//! equivalence weft implements), `aut/vlts/oracle.tsv` and `aut/generated/oracle_quotients.tsv`
+//! (`ltsconvert -ebisim / -ebranching-bisim / -edpbranching-bisim`). mCRL2 counts the tau
+//! self-loop that marks a divergent class as a transition, and so does weft.
+
+use std::path::{Path, PathBuf};
+
+use weft::lts::{read_aut_file, AutOptions};
+use weft::reduce::{reduce, Equivalence};
+
+fn corpus() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus")
+}
+
+/// `"states/transitions"` (a third `/labels` part is ignored).
+fn sizes(text: &str) -> (u32, u64) {
+    let mut parts = text.trim().split('/');
+    let states = parts.next().unwrap().parse().unwrap();
+    let transitions = parts.next().unwrap().parse().unwrap();
+    (states, transitions)
+}
+
+/// Reduces `file` modulo each equivalence and compares the quotient's size; returns the
+/// mismatches as text.
+fn check(file: &Path, expected: &[(Equivalence, (u32, u64))]) -> Vec<String> {
+    let lts = read_aut_file(file, &AutOptions::default())
+        .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    let mut wrong = Vec::new();
+    for &(equivalence, want) in expected {
+        let q = reduce(&lts, equivalence).quotient;
+        let got = (q.num_states(), q.num_transitions());
+        if got != want {
+            wrong.push(format!(
+                "{} {equivalence}: weft {}/{}, mCRL2 {}/{}",
+                file.display(),
+                got.0,
+                got.1,
+                want.0,
+                want.1
+            ));
+        }
+    }
+    wrong
+}
+
+#[test]
+fn mcrl2_test_expectations() {
+    let dir = corpus().join("aut/mcrl2_reductions");
+    let table = std::fs::read_to_string(dir.join("expected_reductions.tsv")).unwrap();
+    let names = [
+        ("bisimulation", Equivalence::Strong),
+        ("branching_bisimulation", Equivalence::Branching),
+        (
+            "divergence_preserving_branching_bisimulation",
+            Equivalence::DivergencePreservingBranching,
+        ),
+        ("trace_equivalence", Equivalence::Trace),
+        ("weak_trace_equivalence", Equivalence::WeakTrace),
+    ];
+    let mut wrong = Vec::new();
+    let mut checked = 0;
+    for line in table.lines().skip(1) {
+        let cols: Vec<&str> = line.split('\t').collect();
+        let mut expected = Vec::new();
+        for entry in cols[5].split(';') {
+            if let Some((key, value)) = entry.trim().split_once('=') {
+                if let Some(&(_, eq)) = names.iter().find(|(n, _)| *n == key) {
+                    expected.push((eq, sizes(value)));
+                }
+            }
+        }
+        if expected.is_empty() {
+            continue;
+        }
+        checked += expected.len();
+        wrong.extend(check(&dir.join(cols[0]), &expected));
+    }
+    assert!(checked >= 100, "only {checked} expectations found");
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// Rows of an oracle table: `(file, [(equivalence, column)])`.
+fn oracle(table: &str, columns: &[(Equivalence, usize)]) {
+    let text = std::fs::read_to_string(corpus().join(table)).unwrap();
+    let mut wrong = Vec::new();
+    for line in text.lines().skip(1) {
+        let cols: Vec<&str> = line.split('\t').collect();
+        let expected: Vec<_> = columns
+            .iter()
+            .map(|&(eq, c)| (eq, sizes(cols[c])))
+            .collect();
+        wrong.extend(check(&corpus().join(cols[0]), &expected));
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn vlts_quotients() {
+    oracle(
+        "aut/vlts/oracle.tsv",
+        &[
+            (Equivalence::Strong, 6),
+            (Equivalence::Branching, 8),
+            (Equivalence::DivergencePreservingBranching, 9),
+        ],
+    );
+}
+
+#[test]
+fn generated_quotients() {
+    oracle(
+        "aut/generated/oracle_quotients.tsv",
+        &[
+            (Equivalence::Strong, 6),
+            (Equivalence::Branching, 7),
+            (Equivalence::DivergencePreservingBranching, 8),
+        ],
+    );
+}

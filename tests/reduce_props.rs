@@ -1,0 +1,248 @@
+//! `weft::reduce` against an independent, obviously correct oracle on random LTSs.
+//!
+//! The oracle is the naive fixpoint of signature refinement on the LTS as it is (no tau-SCC
+//! contraction, no ordering): repeat splitting every block by the set of `(label, block)` of
+//! each state's transitions — for branching bisimulation, of the transitions from the states
+//! reachable through inert taus (taus inside the block), excluding the inert ones, and for the
+//! divergence-preserving variant with a mark when an inert tau cycle is reachable — until no
+//! block splits. Traces are enumerated up to a bound, from the definition.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use proptest::prelude::*;
+use weft::lts::Lts;
+use weft::reduce::{compare, compare::disjoint_union, compare::Side, reduce, Equivalence};
+use weft::refine::{check, CheckOptions, Model};
+
+const TAU: u32 = 0;
+
+/// A state's old block and signature.
+type Keyed = (u32, BTreeSet<(u32, u32)>);
+
+/// The naive oracle's partition (block ids per state) of `lts` modulo a bisimulation.
+fn oracle_partition(lts: &Lts, equivalence: Equivalence) -> Vec<u32> {
+    let n = lts.num_states() as usize;
+    let branching = equivalence != Equivalence::Strong;
+    let dp = equivalence == Equivalence::DivergencePreservingBranching;
+    let mut block = vec![0u32; n];
+    loop {
+        let inert = |s: usize, t: usize, a: u32, block: &[u32]| {
+            branching && a == TAU && block[s] == block[t]
+        };
+        let mut sigs: Vec<Keyed> = Vec::new();
+        for s in 0..n {
+            // States reachable from s by inert taus (s included).
+            let mut reach = vec![s];
+            let mut i = 0;
+            while i < reach.len() {
+                let u = reach[i];
+                i += 1;
+                for (a, t) in lts.successors(u as u32) {
+                    if inert(u, t as usize, a, &block) && !reach.contains(&(t as usize)) {
+                        reach.push(t as usize);
+                    }
+                }
+            }
+            let mut sig = BTreeSet::new();
+            for &u in &reach {
+                for (a, t) in lts.successors(u as u32) {
+                    if !inert(u, t as usize, a, &block) {
+                        sig.insert((a, block[t as usize]));
+                    }
+                }
+            }
+            if dp && reach.iter().any(|&u| on_inert_cycle(lts, u, &block)) {
+                sig.insert((u32::MAX, 0));
+            }
+            sigs.push((block[s], sig));
+        }
+        let mut ids: BTreeMap<&Keyed, u32> = BTreeMap::new();
+        let next: Vec<u32> = sigs
+            .iter()
+            .map(|k| {
+                let fresh = ids.len() as u32;
+                *ids.entry(k).or_insert(fresh)
+            })
+            .collect();
+        let before = block.iter().collect::<BTreeSet<_>>().len();
+        if ids.len() == before {
+            return next;
+        }
+        block = next;
+    }
+}
+
+/// Whether `u` lies on a cycle of taus inside its block.
+fn on_inert_cycle(lts: &Lts, u: usize, block: &[u32]) -> bool {
+    let mut seen = vec![false; lts.num_states() as usize];
+    let mut stack: Vec<usize> = lts.tau_successors(u as u32).map(|t| t as usize).collect();
+    while let Some(v) = stack.pop() {
+        if block[v] != block[u] || seen[v] {
+            continue;
+        }
+        if v == u {
+            return true;
+        }
+        seen[v] = true;
+        stack.extend(lts.tau_successors(v as u32).map(|t| t as usize));
+    }
+    false
+}
+
+/// The traces of `lts` up to length `depth` (label names; taus left out when `weak`).
+fn traces(lts: &Lts, weak: bool, depth: usize) -> BTreeSet<Vec<String>> {
+    let closure = |set: BTreeSet<u32>| -> BTreeSet<u32> {
+        let mut out = set.clone();
+        let mut stack: Vec<u32> = set.into_iter().collect();
+        while let Some(s) = stack.pop() {
+            for t in lts.tau_successors(s) {
+                if weak && out.insert(t) {
+                    stack.push(t);
+                }
+            }
+        }
+        out
+    };
+    let mut all = BTreeSet::new();
+    let mut frontier = vec![(
+        Vec::<String>::new(),
+        closure(BTreeSet::from([lts.initial()])),
+    )];
+    for _ in 0..=depth {
+        let mut next = Vec::new();
+        for (trace, set) in frontier {
+            let mut by_label: BTreeMap<u32, BTreeSet<u32>> = BTreeMap::new();
+            for &s in &set {
+                for (a, t) in lts.successors(s) {
+                    if !(weak && a == TAU) {
+                        by_label.entry(a).or_default().insert(t);
+                    }
+                }
+            }
+            if trace.len() < depth {
+                for (a, targets) in by_label {
+                    let mut longer = trace.clone();
+                    longer.push(lts.label_names()[a as usize].clone());
+                    next.push((longer, closure(targets)));
+                }
+            }
+            all.insert(trace);
+        }
+        frontier = next;
+    }
+    all
+}
+
+fn names(k: usize) -> Vec<String> {
+    std::iter::once("tau".to_string())
+        .chain((1..k).map(|i| format!("{}", (b'a' + i as u8 - 1) as char)))
+        .collect()
+}
+
+fn lts_strategy() -> impl Strategy<Value = Lts> {
+    (1u32..7, 2usize..4).prop_flat_map(|(n, k)| {
+        let transition = (0..n, 0..k as u32, 0..n);
+        (
+            Just(n),
+            Just(k),
+            prop::collection::vec(transition, 0..(3 * n as usize + 2)),
+        )
+            .prop_map(|(n, k, ts)| Lts::from_transitions(0, n, names(k), &ts))
+    })
+}
+
+/// Whether two partitions are the same equivalence.
+fn same_partition(a: &[u32], b: &[u32]) -> bool {
+    a.len() == b.len()
+        && (0..a.len()).all(|i| (0..a.len()).all(|j| (a[i] == a[j]) == (b[i] == b[j])))
+}
+
+const BISIMULATIONS: [Equivalence; 3] = [
+    Equivalence::Strong,
+    Equivalence::Branching,
+    Equivalence::DivergencePreservingBranching,
+];
+
+/// The refinement models `equivalence` preserves (both ways).
+fn preserved_models(equivalence: Equivalence) -> &'static [Model] {
+    match equivalence {
+        Equivalence::Strong | Equivalence::DivergencePreservingBranching => {
+            &[Model::Traces, Model::Failures, Model::FailuresDivergences]
+        }
+        Equivalence::Branching | Equivalence::WeakTrace | Equivalence::Trace => &[Model::Traces],
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    #[test]
+    fn partitions_match_the_oracle(lts in lts_strategy()) {
+        for eq in BISIMULATIONS {
+            let fast = reduce(&lts, eq);
+            let oracle = oracle_partition(&lts, eq);
+            prop_assert!(same_partition(&fast.state_map, &oracle), "{eq}: {:?} vs oracle {:?}", fast.state_map, oracle);
+            let blocks = oracle.iter().collect::<BTreeSet<_>>().len() as u32;
+            prop_assert_eq!(fast.quotient.num_states(), blocks);
+        }
+    }
+
+    #[test]
+    fn trace_quotients_are_minimal_and_keep_the_traces(lts in lts_strategy()) {
+        for (eq, weak) in [(Equivalence::Trace, false), (Equivalence::WeakTrace, true)] {
+            let q = reduce(&lts, eq).quotient;
+            prop_assert_eq!(traces(&q, weak, 5), traces(&lts, weak, 5), "{}", eq);
+            let deterministic = (0..q.num_states()).all(|s| {
+                let labels: Vec<u32> = q.successors(s).map(|(a, _)| a).collect();
+                labels.iter().collect::<BTreeSet<_>>().len() == labels.len()
+            });
+            prop_assert!(deterministic, "{} quotient not deterministic", eq);
+            prop_assert!(q.transitions().all(|(_, a, _)| !weak || a != TAU));
+            // Minimal: no two states of the deterministic quotient are bisimilar.
+            let blocks = oracle_partition(&q, Equivalence::Strong);
+            prop_assert_eq!(blocks.iter().collect::<BTreeSet<_>>().len() as u32, q.num_states());
+        }
+    }
+
+    #[test]
+    fn quotients_are_equivalent_to_the_original(lts in lts_strategy()) {
+        for eq in Equivalence::ALL {
+            let q = reduce(&lts, eq).quotient;
+            prop_assert!(compare(&lts, &q, eq).equivalent, "{eq}");
+            for &model in preserved_models(eq) {
+                let opts = CheckOptions { model, ..CheckOptions::default() };
+                prop_assert!(check(&lts, &q, &opts).unwrap().holds(), "{eq} {model:?}: original [= quotient");
+                prop_assert!(check(&q, &lts, &opts).unwrap().holds(), "{eq} {model:?}: quotient [= original");
+            }
+        }
+    }
+
+    #[test]
+    fn compare_agrees_with_the_oracle(a in lts_strategy(), b in lts_strategy()) {
+        let union = disjoint_union(&a, &b);
+        let (ia, ib) = (a.initial() as usize, (a.num_states() + b.initial()) as usize);
+        for eq in BISIMULATIONS {
+            let oracle = oracle_partition(&union, eq);
+            let result = compare(&a, &b, eq);
+            prop_assert_eq!(result.equivalent, oracle[ia] == oracle[ib], "{}", eq);
+        }
+        for (eq, weak) in [(Equivalence::Trace, false), (Equivalence::WeakTrace, true)] {
+            let (ta, tb) = (traces(&a, weak, 6), traces(&b, weak, 6));
+            let result = compare(&a, &b, eq);
+            // Random systems of at most 6 states differ within 6 steps if at all... the
+            // bound only matters for equivalent verdicts, checked up to it.
+            if result.equivalent {
+                prop_assert_eq!(&ta, &tb, "{}", eq);
+            } else {
+                let d = result.difference.unwrap();
+                let mut longer = d.trace.clone();
+                longer.push(d.event.clone().unwrap());
+                let (has, lacks) = match d.side { Side::First => (&a, &b), Side::Second => (&b, &a) };
+                let depth = longer.len();
+                prop_assert!(traces(has, weak, depth).contains(&longer), "{eq}: {longer:?}");
+                prop_assert!(!traces(lacks, weak, depth).contains(&longer), "{eq}: {longer:?}");
+                prop_assert!(traces(lacks, weak, depth).contains(&d.trace), "{eq}: {:?}", d.trace);
+            }
+        }
+    }
+}
