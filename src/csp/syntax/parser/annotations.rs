@@ -64,7 +64,7 @@ impl Parser<'_> {
     }
 
     /// After `subtype`: `T = C1.F1 | C2 | ...`, lowered to the definition
-    /// `T = Union({ {| C1.v |} | v <- F1 }, {| C2 |}, ...)` (the values of the datatype
+    /// `T = Union({Union({ {| C1.v |} | v <- F1 }), {| C2 |}, ...})` (the values of the datatype
     /// whose constructor and first fields a clause names).
     pub(super) fn parse_subtype(&mut self) -> PResult<DeclKind> {
         let name = self.decl_name("a type name after `subtype`")?;
@@ -74,19 +74,26 @@ impl Parser<'_> {
             let ctor = self.ident("a constructor name")?;
             let c = self.mk(ExprKind::Var(ctor.name.clone()), ctor.span);
             let part = if self.eat(&Tok::Dot) {
-                let fields = self.parse_expr(L_DOT)?;
-                let span = ctor.span.to(fields.span);
-                let v = self.mk(ExprKind::Var(SUBTYPE_VAR.into()), fields.span);
-                let dot = self.mk(ExprKind::Dot(Box::new(c), Box::new(v)), span);
-                let prods = self.mk(ExprKind::Productions(vec![dot]), span);
-                let pat = Pattern {
-                    kind: PatKind::Var(SUBTYPE_VAR.into()),
-                    span: fields.span,
-                };
-                let sets = self.mk(
-                    ExprKind::SetComp(vec![prods], vec![Stmt::Generator(pat, fields)]),
-                    span,
-                );
+                // one generator per field: `C.F1.F2` gives `{| C.v1.v2 |}`, v_i <- F_i
+                let mut fields = vec![self.parse_expr(L_DOT + 1)?];
+                while self.eat(&Tok::Dot) {
+                    fields.push(self.parse_expr(L_DOT + 1)?);
+                }
+                let span = ctor.span.to(self.prev_span());
+                let mut event = c;
+                let mut stmts = Vec::new();
+                for (i, f) in fields.into_iter().enumerate() {
+                    let var: Name = format!("{SUBTYPE_VAR} {i}").into();
+                    let v = self.mk(ExprKind::Var(var.clone()), f.span);
+                    event = self.mk(ExprKind::Dot(Box::new(event), Box::new(v)), span);
+                    let pat = Pattern {
+                        kind: PatKind::Var(var),
+                        span: f.span,
+                    };
+                    stmts.push(Stmt::Generator(pat, f));
+                }
+                let prods = self.mk(ExprKind::Productions(vec![event]), span);
+                let sets = self.mk(ExprKind::SetComp(vec![prods], stmts), span);
                 let union = self.mk(ExprKind::Var("Union".into()), span);
                 self.mk(ExprKind::App(Box::new(union), vec![sets]), span)
             } else {
