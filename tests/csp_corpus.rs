@@ -10,13 +10,7 @@ use common::walk;
 use weft::csp::{load_script, parser, AssertionCheck, ErrorKind};
 
 /// cspmf inputs that use constructs outside weft's subset: (file, word of the message).
-const CSPMF_OUT_OF_SUBSET: &[(&str, &str)] = &[
-    ("Andrew.csp", "print"),
-    ("ex.csp", "subtype"),
-    ("frogs2.csp", "subtype"),
-    ("subtype_ex.csp", "subtype"),
-    ("subtype_nametype_ex.csp", "subtype"),
-];
+const CSPMF_OUT_OF_SUBSET: &[(&str, &str)] = &[];
 
 /// cspmf inputs that parse but do not load, with the reason (a word of the message, why).
 const CSPMF_LOAD_ERRORS: &[(&str, &str, &str)] = &[

@@ -10,10 +10,10 @@
 
 use std::collections::{HashMap, VecDeque};
 
+use super::Equivalence;
 use crate::lts::Lts;
 use crate::refine::normal::{NormalForm, EMPTY_SET};
 use crate::refine::Model;
-use super::Equivalence;
 use crate::ts::{Label, TAU};
 
 /// One of FDR's compression functions.
@@ -47,7 +47,7 @@ pub enum Compression {
 }
 
 /// Names of the compressions in CSPm (`normalise` and `normalize` are FDR2's for `normal`).
-pub const NAMES: [(&str, Compression); 11] = [
+pub const NAMES: [(&str, Compression); 12] = [
     ("explicate", Compression::Explicate),
     ("sbisim", Compression::Sbisim),
     ("wbisim", Compression::Wbisim),
@@ -59,6 +59,7 @@ pub const NAMES: [(&str, Compression); 11] = [
     ("model_compress", Compression::ModelCompress),
     ("tau_loop_factor", Compression::TauLoopFactor),
     ("chase", Compression::Chase),
+    ("chase_nocache", Compression::Chase),
 ];
 
 impl Compression {
@@ -109,9 +110,9 @@ impl Compression {
             Compression::Wbisim
             | Compression::Dbisim
             | Compression::Diamond
-            | Compression::ModelCompress => reachable(
-                &super::reduce(lts, Equivalence::DivergencePreservingBranching).quotient,
-            ),
+            | Compression::ModelCompress => {
+                reachable(&super::reduce(lts, Equivalence::DivergencePreservingBranching).quotient)
+            }
         }
     }
 }

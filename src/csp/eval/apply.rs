@@ -63,7 +63,12 @@ impl Script {
             ));
         };
         match &fv.target {
-            Target::Builtin(b) => return self.builtin(*b, &args, span),
+            Target::Builtin(b) => {
+                return match fv.applied.first() {
+                    Some(first) => self.builtin_result(*b, first, &args, span),
+                    None => self.builtin(*b, &args, span),
+                }
+            }
             Target::Compression(c) => {
                 return match args.as_slice() {
                     [Value::Proc(p)] => Ok(Value::Proc(match Compression::from_name(c) {
@@ -157,6 +162,20 @@ impl Script {
                     .ok_or_else(|| self.internal("unknown lambda"))?;
                 let env: Env = free.iter().cloned().zip(captured.iter().cloned()).collect();
                 (env, vec![(vec![l.params.clone()], &l.body)])
+            }
+            Target::Builtin(Builtin::Loop) => {
+                // `loop(P)` unfolds to `P ; loop(P)`
+                let [arg] = groups else {
+                    return Err(self.internal("`loop` with other than one argument"));
+                };
+                let Some(Value::Proc(p)) = arg.first() else {
+                    return Err(self.internal("`loop` of a value that is not a process"));
+                };
+                let again = Proc::new(ProcNode::Call(Call {
+                    target: target.clone(),
+                    args: arg.clone(),
+                }));
+                return Ok(Value::Proc(Proc::new(ProcNode::Seq(p.clone(), again))));
             }
             _ => return Err(self.internal("call of a builtin")),
         };

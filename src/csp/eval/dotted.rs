@@ -293,6 +293,8 @@ impl Script {
             },
             Value::Func(_) => (8, 0),
             Value::Proc(_) => (9, 0),
+            Value::Char(_) => (10, 0),
+            Value::Map(_) => (11, 0),
         }
     }
 

@@ -151,6 +151,30 @@ impl Script {
         Ok(match &e.kind {
             K::Int(i) => Value::Int(*i),
             K::Bool(b) => Value::Bool(*b),
+            K::Char(c) => Value::Char(*c),
+            K::Str(text) => Value::string(text),
+            K::Map(pairs) => {
+                let mut items = Vec::with_capacity(pairs.len());
+                for (k, v) in pairs {
+                    let k = self.eval(k, env)?;
+                    let v = self.eval(v, env)?;
+                    for x in [&k, &v] {
+                        if !x.is_comparable() {
+                            return Err(self.err(
+                                e.span,
+                                ErrorKind::Type,
+                                format!(
+                                    "{} cannot be put in a map (processes and functions are \
+                                     not comparable)",
+                                    self.show(x)
+                                ),
+                            ));
+                        }
+                    }
+                    items.push((k, v));
+                }
+                Value::map_from(items)
+            }
             K::Var(n) => self.lookup(n, env, e.span)?,
             K::Wildcard => {
                 return Err(self.err(

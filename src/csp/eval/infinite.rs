@@ -68,6 +68,18 @@ impl Script {
     pub(super) fn inf_contains(&self, s: &InfSet, x: &Value) -> EResult<bool> {
         Ok(match s {
             InfSet::Ints(r) => matches!(x, Value::Int(i) if r.contains(*i)),
+            InfSet::Chars => matches!(x, Value::Char(_)),
+            InfSet::Maps(keys, values) => match x {
+                Value::Map(pairs) => {
+                    for (k, v) in pairs.iter() {
+                        if !self.set_contains(keys, k)? || !self.set_contains(values, v)? {
+                            return Ok(false);
+                        }
+                    }
+                    true
+                }
+                _ => false,
+            },
             InfSet::Seqs(elems) => match x {
                 Value::Seq(items) => {
                     for it in items.iter() {
@@ -187,6 +199,14 @@ impl Script {
         Ok(match s {
             InfSet::Ints(r) => r.len() > MAX_COLLECTION as u128,
             InfSet::Seqs(x) => !matches!(x, Value::Set(s) if s.is_empty()),
+            InfSet::Chars => true,
+            InfSet::Maps(k, v) => match (k, v) {
+                (Value::Set(k), Value::Set(v)) => {
+                    (v.len() as f64 + 1.0).powf(k.len() as f64) > MAX_COLLECTION as f64
+                }
+                (Value::Set(k), _) => !k.is_empty(),
+                _ => true,
+            },
             InfSet::Sets(x) => match x {
                 Value::Set(s) => s.len() >= 24,
                 Value::Infinite(i) => self.surely_huge(i)?,
@@ -404,6 +424,8 @@ impl Script {
                 }
             }
             InfSet::Seqs(x) => call(self, s, "Seq", std::slice::from_ref(x)),
+            InfSet::Chars => s.push_str("Char"),
+            InfSet::Maps(k, v) => call(self, s, "Map", &[k.clone(), v.clone()]),
             InfSet::Sets(x) => call(self, s, "Set", std::slice::from_ref(x)),
             InfSet::DataType(d) => s.push_str(
                 self.prog

@@ -51,6 +51,7 @@ pub(super) fn finish_load(
     mut ctx: parser::ParseContext,
     decls: Vec<Decl>,
 ) -> Result<Script, CspError> {
+    let decls = crate::csp::syntax::modules::flatten(decls);
     let decls = if ctx.has_timed {
         crate::csp::syntax::timed::lower(decls, &mut ctx.next_id)
     } else {
@@ -245,6 +246,26 @@ impl Script {
                 location: self.sources.location(entry.span),
                 text,
             });
+        }
+        // `print e`: the value is a note, an error is an error of the script
+        for i in 0..self.prog.top.defs.len() {
+            let def = &self.prog.top.defs[i];
+            if !def.name.starts_with(parser::PRINT_PREFIX) {
+                continue;
+            }
+            let span = def.span;
+            match self.def_value(i as u32, span) {
+                Ok(v) => {
+                    let full = self.sources.text(span);
+                    let text = collapse_ws(full.trim_start().strip_prefix("print").unwrap_or(full));
+                    let message = format!("print {text}: {}", self.show(&v));
+                    self.notes.push(Note {
+                        location: self.sources.location(span),
+                        message,
+                    });
+                }
+                Err(e) => load_errors.push(self.at_if_unpositioned(e, span)),
+            }
         }
         // The errors no assertion reports, in source order, each once.
         let mut errors: Vec<CspError> = self

@@ -31,6 +31,8 @@ impl Script {
             GlobalKind::Stop => Value::Proc(Proc::new(ProcNode::Stop)),
             GlobalKind::Skip => Value::Proc(Proc::new(ProcNode::Skip)),
             GlobalKind::Int => InfSet::Ints(IntRanges::all()).value(),
+            GlobalKind::Char => InfSet::Chars.value(),
+            GlobalKind::EmptyMap => Value::Map(Arc::from([])),
             GlobalKind::Bool => Value::Set(Arc::from(vec![Value::Bool(false), Value::Bool(true)])),
             GlobalKind::Events => {
                 if let Some(e) = &self.events_error {

@@ -135,7 +135,8 @@ impl Script {
         })
     }
 
-    /// CSPm's ordering: integers numerically, sets by inclusion, sequences by prefix.
+    /// CSPm's ordering: integers and characters numerically, sets by inclusion, sequences by
+    /// prefix, maps by their pairs.
     pub(super) fn less(&self, x: &Value, y: &Value, strict: bool, span: Span) -> EResult<bool> {
         Ok(match (x, y) {
             (Value::Int(a), Value::Int(b)) => {
@@ -155,6 +156,21 @@ impl Script {
             (Value::Seq(a), Value::Seq(b)) => {
                 let prefix = a.len() <= b.len() && a[..] == b[..a.len()];
                 prefix && (!strict || a.len() < b.len())
+            }
+            (Value::Char(a), Value::Char(b)) => {
+                if strict {
+                    a < b
+                } else {
+                    a <= b
+                }
+            }
+            // maps as libcspm orders them: by their pairs in key order, lexicographically
+            (Value::Map(a), Value::Map(b)) => {
+                if strict {
+                    a < b
+                } else {
+                    a <= b
+                }
             }
             (Value::Tuple(a), Value::Tuple(b)) if a.len() == b.len() => {
                 for (p, q) in a.iter().zip(b.iter()) {

@@ -24,6 +24,7 @@ impl Script {
             }
             PatKind::Int(i) => v == &Value::Int(*i),
             PatKind::Bool(b) => v == &Value::Bool(*b),
+            PatKind::Char(c) => v == &Value::Char(*c),
             PatKind::Tuple(ps) => match v {
                 Value::Tuple(vs) if vs.len() == ps.len() => {
                     for (q, w) in ps.iter().zip(vs.iter()) {

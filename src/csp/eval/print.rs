@@ -10,6 +10,30 @@ impl Script {
                 let _ = write!(s, "{i}");
             }
             Value::Bool(b) => s.push_str(if *b { "true" } else { "false" }),
+            Value::Char(c) => {
+                let _ = write!(s, "'{}'", c.escape_default());
+            }
+            Value::Seq(items)
+                if !items.is_empty() && items.iter().all(|c| matches!(c, Value::Char(_))) =>
+            {
+                s.push('"');
+                for c in items.iter() {
+                    if let Value::Char(c) = c {
+                        let _ = write!(s, "{}", c.escape_default());
+                    }
+                }
+                s.push('"');
+            }
+            Value::Map(pairs) => {
+                s.push_str("(|");
+                for (i, (k, v)) in pairs.iter().enumerate() {
+                    s.push_str(if i > 0 { ", " } else { " " });
+                    self.write_value(s, k);
+                    s.push_str(" => ");
+                    self.write_value(s, v);
+                }
+                s.push_str(if pairs.is_empty() { "|)" } else { " |)" });
+            }
             Value::Tuple(items) => {
                 s.push('(');
                 self.write_list(s, items);

@@ -24,12 +24,16 @@ pub enum Value {
     Int(i64),
     /// A boolean.
     Bool(bool),
+    /// A character (`'a'`, of the type `Char`); a string is a sequence of them.
+    Char(char),
     /// A tuple of two or more values.
     Tuple(Arc<[Value]>),
     /// A finite set: sorted, no duplicates.
     Set(Arc<[Value]>),
     /// A sequence.
     Seq(Arc<[Value]>),
+    /// A finite map `(| k => v, ... |)`: its pairs sorted by key, no key twice.
+    Map(Arc<[(Value, Value)]>),
     /// A channel name (an event when the channel has no fields).
     Chan(ChanId),
     /// A datatype constructor (a complete value when it has no fields).
@@ -72,6 +76,21 @@ impl Value {
         Value::Dot(v.into())
     }
 
+    /// The string `text` as a value: the sequence of its characters.
+    pub fn string(text: &str) -> Value {
+        Value::Seq(text.chars().map(Value::Char).collect())
+    }
+
+    /// A map from arbitrary pairs: sorted by key; of two pairs with the same key the later
+    /// one wins (as in `mapFromList` and `(| k => v, ... |)`).
+    pub fn map_from(pairs: Vec<(Value, Value)>) -> Value {
+        let mut sorted: std::collections::BTreeMap<Value, Value> = Default::default();
+        for (k, v) in pairs {
+            sorted.insert(k, v);
+        }
+        Value::Map(sorted.into_iter().collect())
+    }
+
     /// A set from arbitrary elements (sorts and removes duplicates).
     pub fn set_from(mut items: Vec<Value>) -> Value {
         items.sort_unstable();
@@ -87,6 +106,9 @@ impl Value {
             Value::Tuple(v) | Value::Set(v) | Value::Seq(v) | Value::Dot(v) => {
                 v.iter().all(Value::is_comparable)
             }
+            Value::Map(m) => m
+                .iter()
+                .all(|(k, v)| k.is_comparable() && v.is_comparable()),
             _ => true,
         }
     }
@@ -101,6 +123,11 @@ impl Value {
 pub enum InfSet {
     /// Integers, more than can be enumerated (`Int`, `{m..}`, ...).
     Ints(IntRanges),
+    /// `Char`: every character.
+    Chars,
+    /// `Map(K, V)` with more maps than weft enumerates: the finite maps from keys in `K`
+    /// to values in `V`.
+    Maps(Value, Value),
     /// `Seq(X)`: the finite sequences with elements in the set `X`.
     Seqs(Value),
     /// `Set(X)` of an infinite set `X`: its finite subsets.
@@ -171,6 +198,29 @@ pub enum Builtin {
     Extensions,
     /// `Seq(X)`, the type of sequences over `X`.
     SeqType,
+    /// `show(x)`: the text of a value as a string.
+    Show,
+    /// `error(s)`: stops the evaluation with the message `s`.
+    Error,
+    /// `Map(K, V)`: the set of finite maps from `K` to `V`.
+    MapType,
+    MapFromList,
+    MapToList,
+    MapLookup,
+    MapMember,
+    MapUpdate,
+    MapUpdateMultiple,
+    MapDelete,
+    /// `relational_image(R)`: the function `x -> {y | (x, y) <- R}`.
+    RelationalImage,
+    /// `relational_inverse_image(R)`: the function `y -> {x | (x, y) <- R}`.
+    RelationalInverseImage,
+    /// `transpose(R)`: `{(y, x) | (x, y) <- R}`.
+    Transpose,
+    /// `mtransclose(R, D)`: FDR's representatives of the symmetric transitive closure.
+    Mtransclose,
+    /// `loop(P)`: `P ; P ; ...`.
+    Loop,
 }
 
 impl Builtin {
@@ -197,19 +247,45 @@ impl Builtin {
             Builtin::Productions => "productions",
             Builtin::Extensions => "extensions",
             Builtin::SeqType => "Seq",
+            Builtin::Show => "show",
+            Builtin::Error => "error",
+            Builtin::MapType => "Map",
+            Builtin::MapFromList => "mapFromList",
+            Builtin::MapToList => "mapToList",
+            Builtin::MapLookup => "mapLookup",
+            Builtin::MapMember => "mapMember",
+            Builtin::MapUpdate => "mapUpdate",
+            Builtin::MapUpdateMultiple => "mapUpdateMultiple",
+            Builtin::MapDelete => "mapDelete",
+            Builtin::RelationalImage => "relational_image",
+            Builtin::RelationalInverseImage => "relational_inverse_image",
+            Builtin::Transpose => "transpose",
+            Builtin::Mtransclose => "mtransclose",
+            Builtin::Loop => "loop",
         }
     }
 
     /// Number of arguments.
     pub fn arity(self) -> usize {
         match self {
-            Builtin::Union | Builtin::Inter | Builtin::Diff | Builtin::Member | Builtin::Elem => 2,
+            Builtin::Union
+            | Builtin::Inter
+            | Builtin::Diff
+            | Builtin::Member
+            | Builtin::Elem
+            | Builtin::MapType
+            | Builtin::MapLookup
+            | Builtin::MapMember
+            | Builtin::MapUpdateMultiple
+            | Builtin::MapDelete
+            | Builtin::Mtransclose => 2,
+            Builtin::MapUpdate => 3,
             _ => 1,
         }
     }
 
     /// All built-in functions.
-    pub const ALL: [Builtin; 20] = [
+    pub const ALL: [Builtin; 35] = [
         Builtin::Union,
         Builtin::Inter,
         Builtin::Diff,
@@ -230,6 +306,21 @@ impl Builtin {
         Builtin::Productions,
         Builtin::Extensions,
         Builtin::SeqType,
+        Builtin::Show,
+        Builtin::Error,
+        Builtin::MapType,
+        Builtin::MapFromList,
+        Builtin::MapToList,
+        Builtin::MapLookup,
+        Builtin::MapMember,
+        Builtin::MapUpdate,
+        Builtin::MapUpdateMultiple,
+        Builtin::MapDelete,
+        Builtin::RelationalImage,
+        Builtin::RelationalInverseImage,
+        Builtin::Transpose,
+        Builtin::Mtransclose,
+        Builtin::Loop,
     ];
 }
 

@@ -94,7 +94,7 @@ pub(super) fn pattern_vars(p: &Pattern, out: &mut Vec<(Name, Span)>) {
             pattern_vars(a, out);
             pattern_vars(b, out);
         }
-        PatKind::Wildcard | PatKind::Int(_) | PatKind::Bool(_) => {}
+        PatKind::Wildcard | PatKind::Int(_) | PatKind::Bool(_) | PatKind::Char(_) => {}
     }
 }
 

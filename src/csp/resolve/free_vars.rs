@@ -185,7 +185,15 @@ impl Resolver<'_> {
     pub(super) fn resolve(&mut self, e: &Expr) -> CResult<Free> {
         use ExprKind::*;
         match &e.kind {
-            Int(_) | Bool(_) => Ok(BTreeSet::new()),
+            Int(_) | Bool(_) | Char(_) | Str(_) => Ok(BTreeSet::new()),
+            Map(pairs) => {
+                let mut free = BTreeSet::new();
+                for (k, v) in pairs {
+                    free.extend(self.resolve(k)?);
+                    free.extend(self.resolve(v)?);
+                }
+                Ok(free)
+            }
             Var(n) => self.resolve_name(n, e.span),
             Wildcard => Err(RawError::new(
                 e.span,
@@ -377,6 +385,11 @@ impl Resolver<'_> {
                         }
                     }
                 }
+                DeclKind::External(names)
+                    if names.iter().all(|n| {
+                        COMPRESSIONS.contains(&&*n.name)
+                            || super::names::builtin_global(&n.name).is_some()
+                    }) => {}
                 DeclKind::External(names) => {
                     return Err(RawError::new(
                         names[0].span,

@@ -60,7 +60,8 @@ pub(super) fn decl_names(d: &Decl, is_constant: &dyn Fn(&Name) -> bool) -> Vec<N
             .iter()
             .flat_map(|d| decl_names(d, is_constant))
             .collect(),
-        DeclKind::Assert(_) => Vec::new(),
+        // flattened by the loader before resolution (`syntax::modules`)
+        DeclKind::Assert(_) | DeclKind::Module(_) | DeclKind::Instance(..) => Vec::new(),
     }
 }
 
@@ -157,6 +158,8 @@ pub(crate) fn check(decls: &[Decl], prelude: &[Decl]) -> CResult<Program> {
             }
             // lowered by the loader before resolution (`syntax::timed`)
             DeclKind::Function(..) | DeclKind::PatBind(..) | DeclKind::Timed(_) => {}
+            // flattened by the loader before resolution (`syntax::modules`)
+            DeclKind::Module(_) | DeclKind::Instance(..) => {}
             DeclKind::Assert(a) => p.assertions.push(AssertEntry {
                 decl: Some(a.clone()),
                 span: d.span,
@@ -200,6 +203,15 @@ pub(crate) fn check(decls: &[Decl], prelude: &[Decl]) -> CResult<Program> {
             }
             DeclKind::External(names) => {
                 for n in names {
+                    if let Some(c) = COMPRESSIONS.iter().find(|c| **c == &*n.name) {
+                        let g = GlobalKind::Compression(c);
+                        define(&mut p, &mut first_def, &n.name, n.span, g);
+                        continue;
+                    }
+                    if names::builtin_global(&n.name).is_some() {
+                        // a built-in weft has: the declaration changes nothing
+                        continue;
+                    }
                     p.break_names(
                         std::slice::from_ref(&n.name),
                         RawError::new(

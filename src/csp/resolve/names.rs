@@ -4,8 +4,9 @@
 use super::*;
 
 /// FDR's compression functions (see [`crate::reduce::Compression`]): built in, and accepted in
-/// `transparent` declarations. (`normalise` and `normalize` are FDR2's names for `normal`.)
-pub const COMPRESSIONS: [&str; 11] = [
+/// `transparent` and `external` declarations. (`normalise` and `normalize` are FDR2's names
+/// for `normal`.)
+pub const COMPRESSIONS: [&str; 12] = [
     "explicate",
     "sbisim",
     "wbisim",
@@ -17,36 +18,15 @@ pub const COMPRESSIONS: [&str; 11] = [
     "model_compress",
     "tau_loop_factor",
     "chase",
+    "chase_nocache",
 ];
 
 /// FDR built-ins that weft does not support, with the reason given to users.
 const UNSUPPORTED_BUILTINS: &[(&str, &str)] = &[
     ("Proc", "the type `Proc`"),
-    ("Char", "the type `Char`"),
     ("Event", "the type name `Event`"),
-    ("error", "the built-in `error`"),
-    ("show", "the built-in `show`"),
     ("prioritise", "the built-in `prioritise`"),
     ("prioritisepo", "the built-in `prioritisepo`"),
-    ("chase", "the built-in `chase`"),
-    ("chase_nocache", "the built-in `chase_nocache`"),
-    ("mapFromList", "maps"),
-    ("mapLookup", "maps"),
-    ("mapMember", "maps"),
-    ("mapToList", "maps"),
-    ("mapUpdate", "maps"),
-    ("mapUpdateMultiple", "maps"),
-    ("mapDelete", "maps"),
-    ("emptyMap", "maps"),
-    ("Map", "maps"),
-    ("loop", "the built-in `loop`"),
-    ("relational_image", "the built-in `relational_image`"),
-    (
-        "relational_inverse_image",
-        "the built-in `relational_inverse_image`",
-    ),
-    ("transpose", "the built-in `transpose`"),
-    ("mtransclose", "the built-in `mtransclose`"),
     ("DIV", "the built-in process `DIV`"),
     ("BUFFER", "the built-in process `BUFFER`"),
     ("WEAK_BUFFER", "the built-in process `WEAK_BUFFER`"),
@@ -60,6 +40,8 @@ pub(super) fn builtin_global(name: &str) -> Option<GlobalKind> {
         "STOP" => GlobalKind::Stop,
         "SKIP" => GlobalKind::Skip,
         "Int" => GlobalKind::Int,
+        "Char" => GlobalKind::Char,
+        "emptyMap" => GlobalKind::EmptyMap,
         "Bool" => GlobalKind::Bool,
         "Events" => GlobalKind::Events,
         "True" => GlobalKind::True,
@@ -183,6 +165,18 @@ impl Resolver<'_> {
                 ),
             ));
         }
+        let private = format!("{name}{}", crate::csp::syntax::modules::PRIVATE_SUFFIX);
+        if self.prog.globals.contains_key(&*private) {
+            let module = name.rsplit_once("::").map_or("", |(m, _)| m);
+            return Err(RawError::new(
+                span,
+                ErrorKind::UnknownName,
+                format!(
+                    "`{name}` is private to the module `{module}` (it is declared before \
+                     `exports`)"
+                ),
+            ));
+        }
         if let Some((_, what)) = UNSUPPORTED_BUILTINS.iter().find(|(n, _)| *n == &**name) {
             return Err(RawError::new(
                 span,
@@ -209,7 +203,8 @@ impl Resolver<'_> {
         let broken = self.prog.broken.keys().map(|n| &**n);
         let builtins = Builtin::ALL.iter().map(|b| b.name());
         let fixed = [
-            "STOP", "SKIP", "Int", "Bool", "Events", "True", "False", "true", "false",
+            "STOP", "SKIP", "Int", "Bool", "Events", "True", "False", "true", "false", "Char",
+            "emptyMap",
         ];
         let candidates = locals
             .chain(globals)

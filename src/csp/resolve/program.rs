@@ -22,6 +22,10 @@ pub(crate) enum GlobalKind {
     Skip,
     Int,
     Bool,
+    /// The type `Char`.
+    Char,
+    /// The empty map `emptyMap`.
+    EmptyMap,
     Events,
     True,
     False,

@@ -185,6 +185,12 @@ pub struct LetExpr {
 pub enum ExprKind {
     Int(i64),
     Bool(bool),
+    /// A character literal `'c'`.
+    Char(char),
+    /// A string literal `"..."` (a sequence of characters).
+    Str(Name),
+    /// A map literal `(| k => v, ... |)`.
+    Map(Vec<(Expr, Expr)>),
     /// A name (variable, definition, channel, constructor, builtin).
     Var(Name),
     /// `_`: valid only where a pattern is expected.
@@ -306,6 +312,8 @@ pub enum PatKind {
     Wildcard,
     Int(i64),
     Bool(bool),
+    /// A character literal.
+    Char(char),
     Tuple(Vec<Pattern>),
     /// `p1.p2....`, flattened.
     Dot(Vec<Pattern>),
@@ -401,10 +409,28 @@ pub enum DeclKind {
     External(Vec<Ident>),
     /// `Timed(et) { ... }`: a timed section.
     Timed(TimedSection),
+    /// `module M(params) ... exports ... endmodule` (flattened by the loader, see
+    /// [`super::modules`]).
+    Module(Arc<ModuleDecl>),
+    /// `instance I = M(args)` (flattened by the loader).
+    Instance(Ident, Ident, Vec<Expr>),
     /// A declaration the parser could not read (a construct weft does not support, or a
     /// syntax error it could recover from at the next declaration): it defines `names`, and
     /// any use of them, or the assertion it was, reports `error`.
     Invalid(InvalidDecl),
+}
+
+/// A module as written.
+#[derive(Clone, Debug)]
+pub struct ModuleDecl {
+    /// Its name.
+    pub name: Ident,
+    /// Its parameters (`None` for a module without a parameter list).
+    pub params: Option<Vec<Ident>>,
+    /// The declarations before `exports`: visible only inside the module.
+    pub private: Vec<Decl>,
+    /// The declarations after `exports`: visible outside as `M::name`.
+    pub exported: Vec<Decl>,
 }
 
 /// A declaration that could not be parsed, kept so that only what uses it fails.

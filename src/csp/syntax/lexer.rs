@@ -142,7 +142,7 @@ pub(crate) fn lex(file: u32, text: &str) -> Vec<Token> {
                     }
                     Some(b'\\') if i + 1 < bytes.len() && bytes[i + 1] != b'\n' => {
                         let ch = text[i + 1..].chars().next().unwrap_or('\\');
-                        s.push(ch);
+                        s.push(unescape(ch));
                         i += 1 + ch.len_utf8();
                     }
                     Some(_) => {
@@ -160,18 +160,23 @@ pub(crate) fn lex(file: u32, text: &str) -> Vec<Token> {
         } else if c == b'\'' {
             // character literal: 'c' or '\c'
             i += 1;
-            if bytes.get(i) == Some(&b'\\') {
+            let escaped = bytes.get(i) == Some(&b'\\');
+            if escaped {
                 i += 1;
             }
-            if let Some(ch) = text.get(i..).and_then(|t| t.chars().next()) {
+            let ch = text.get(i..).and_then(|t| t.chars().next());
+            if let Some(ch) = ch {
                 i += ch.len_utf8();
             }
-            if bytes.get(i) != Some(&b'\'') {
-                i = i.min(bytes.len());
-                Tok::Error("malformed character literal (expected `'c'`)".into())
-            } else {
-                i += 1;
-                Tok::Char
+            match ch {
+                Some(ch) if bytes.get(i) == Some(&b'\'') && (escaped || ch != '\n') => {
+                    i += 1;
+                    Tok::Char(if escaped { unescape(ch) } else { ch })
+                }
+                _ => {
+                    i = i.min(bytes.len());
+                    Tok::Error("malformed character literal (expected `'c'`)".into())
+                }
             }
         } else if c == b':' && bytes.get(i + 1) == Some(&b'[') {
             i += 2;
@@ -269,6 +274,18 @@ fn lex_property(text: &str, i: &mut usize, start: usize, file: u32) -> Result<To
     Ok(Tok::Property { name, model })
 }
 
+/// The character an escape `\c` stands for (`\n`, `\t`, `\r`, `\0`; any other character
+/// stands for itself, so `\\`, `\'` and `\"` are the backslash and the quotes).
+fn unescape(c: char) -> char {
+    match c {
+        'n' => '\n',
+        't' => '\t',
+        'r' => '\r',
+        '0' => '\0',
+        other => other,
+    }
+}
+
 /// The symbol token at the start of `s` and its length in bytes (longest match).
 fn lex_symbol(s: &str) -> Option<(Tok, usize)> {
     use Tok::*;
@@ -312,6 +329,7 @@ fn lex_symbol(s: &str) -> Option<(Tok, usize)> {
         ("/\\", Interrupt),
         ("\\\\", Backslash),
         ("->", Arrow),
+        ("=>", FatArrow),
         ("<-", DrawFrom),
         ("<=", LtEq),
         (">=", GtEq),

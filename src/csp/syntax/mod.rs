@@ -7,6 +7,7 @@
 
 pub mod ast;
 pub mod lexer;
+pub mod modules;
 pub mod parser;
 pub mod precedence;
 pub mod pretty;

@@ -110,6 +110,22 @@ fn write_bare(s: &mut String, e: &Expr) {
             let _ = write!(s, "{i}");
         }
         Bool(b) => s.push_str(if *b { "true" } else { "false" }),
+        Char(c) => {
+            let _ = write!(s, "'{}'", c.escape_default());
+        }
+        Str(text) => {
+            let _ = write!(s, "\"{}\"", text.escape_default());
+        }
+        Map(pairs) => {
+            s.push_str("(|");
+            for (i, (k, v)) in pairs.iter().enumerate() {
+                s.push_str(if i > 0 { ", " } else { " " });
+                write_expr(s, k, 0);
+                s.push_str(" => ");
+                write_expr(s, v, 0);
+            }
+            s.push_str(" |)");
+        }
         Var(n) => s.push_str(n),
         Wildcard => s.push('_'),
         Tuple(es) => {
@@ -394,6 +410,9 @@ fn write_pattern_here(s: &mut String, p: &Pattern) {
             let _ = write!(s, "{i}");
         }
         PatKind::Bool(b) => s.push_str(if *b { "true" } else { "false" }),
+        PatKind::Char(c) => {
+            let _ = write!(s, "'{}'", c.escape_default());
+        }
         PatKind::Tuple(ps) => {
             s.push('(');
             write_patterns(s, ps);
@@ -551,6 +570,30 @@ fn write_decl(s: &mut String, d: &Decl) {
             }
             s.push('}');
         }
+        DeclKind::Module(m) => {
+            let _ = write!(s, "module {}", m.name.name);
+            if let Some(params) = &m.params {
+                s.push('(');
+                write_names(s, params);
+                s.push(')');
+            }
+            s.push('\n');
+            for (part, decls) in [("", &m.private), ("exports\n", &m.exported)] {
+                s.push_str(part);
+                for line in decls_to_string(decls).lines() {
+                    let _ = writeln!(s, "    {line}");
+                }
+            }
+            s.push_str("endmodule");
+        }
+        DeclKind::Instance(name, module, args) => {
+            let _ = write!(s, "instance {} = {}", name.name, module.name);
+            if !args.is_empty() {
+                s.push('(');
+                write_list(s, args);
+                s.push(')');
+            }
+        }
         DeclKind::Invalid(inv) => {
             s.push_str("-- not read: ");
             s.push_str(&inv.message.replace('\n', " "));
@@ -664,6 +707,15 @@ fn sx_here(s: &mut String, e: &Expr) {
                 SetLit(es) => {
                     s.push_str("set");
                     sx_all(s, es);
+                }
+                Char(_) | Str(_) => write_bare(s, e),
+                Map(pairs) => {
+                    s.push_str("map");
+                    let flat: Vec<Expr> = pairs
+                        .iter()
+                        .flat_map(|(k, v)| [k.clone(), v.clone()])
+                        .collect();
+                    sx_all(s, &flat);
                 }
                 SetFrom(a) => {
                     s.push_str("setfrom");

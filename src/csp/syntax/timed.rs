@@ -199,9 +199,11 @@ impl Lowering<'_> {
             }),
             // handled by the callers
             DeclKind::Timed(t) => DeclKind::Timed(t),
-            other @ (DeclKind::Transparent(_) | DeclKind::External(_) | DeclKind::Invalid(_)) => {
-                other
-            }
+            other @ (DeclKind::Transparent(_)
+            | DeclKind::External(_)
+            | DeclKind::Invalid(_)
+            | DeclKind::Module(_)
+            | DeclKind::Instance(..)) => other,
         })
     }
 
@@ -316,7 +318,8 @@ impl Lowering<'_> {
     fn kind(&mut self, kind: ExprKind, sec: Option<&Section>) -> LResult<ExprKind> {
         use ExprKind as K;
         Ok(match kind {
-            k @ (K::Int(_) | K::Bool(_) | K::Var(_) | K::Wildcard) => k,
+            k @ (K::Int(_) | K::Bool(_) | K::Char(_) | K::Str(_) | K::Var(_) | K::Wildcard) => k,
+            K::Map(pairs) => K::Map(self.pairs(pairs, sec)?),
             K::Tuple(es) => K::Tuple(self.all(es, sec)?),
             K::Dot(a, b) => K::Dot(self.bx(*a, sec)?, self.bx(*b, sec)?),
             K::App(f, args) => K::App(self.bx(*f, sec)?, self.all(args, sec)?),
@@ -427,7 +430,7 @@ fn decl_names(kind: &DeclKind) -> Vec<Ident> {
                         vars(a, out);
                         vars(b, out);
                     }
-                    PatKind::Wildcard | PatKind::Int(_) | PatKind::Bool(_) => {}
+                    PatKind::Wildcard | PatKind::Int(_) | PatKind::Bool(_) | PatKind::Char(_) => {}
                 }
             }
             let mut out = Vec::new();
@@ -443,7 +446,9 @@ fn decl_names(kind: &DeclKind) -> Vec<Ident> {
         DeclKind::Assert(_)
         | DeclKind::Transparent(_)
         | DeclKind::External(_)
-        | DeclKind::Invalid(_) => Vec::new(),
+        | DeclKind::Invalid(_)
+        | DeclKind::Module(_)
+        | DeclKind::Instance(..) => Vec::new(),
     }
 }
 

@@ -60,10 +60,10 @@ impl Model {
 pub enum Tok {
     Int(i64),
     Ident(String),
-    /// A string literal (only `include` takes one in weft's subset).
+    /// A string literal (escapes resolved).
     Str(String),
-    /// A character literal (outside the subset).
-    Char,
+    /// A character literal `'c'` (escapes resolved).
+    Char(char),
     /// Text that is not a token (the message says why). Lexing goes on after it, so that one
     /// bad character loses only the declaration it is in; the parser reports it when met.
     Error(String),
@@ -115,6 +115,8 @@ pub enum Tok {
     Colon,
     ColonColon,
     Arrow,
+    /// `=>` of a map literal.
+    FatArrow,
     DrawFrom,
     Tie,
     Pipe,
@@ -168,6 +170,7 @@ impl Tok {
                 | Interleave
                 | Interrupt
                 | Arrow
+                | FatArrow
                 | Timeout
                 | Parallel
                 | Semi
@@ -238,6 +241,7 @@ impl Tok {
                 | Interleave
                 | Interrupt
                 | Arrow
+                | FatArrow
                 | Timeout
                 | Parallel
                 | Semi
@@ -295,7 +299,7 @@ impl Tok {
             Int(i) => return format!("integer `{i}`"),
             Ident(s) => return format!("name `{s}`"),
             Str(s) => return format!("string \"{s}\""),
-            Char => "character literal",
+            Char(c) => return format!("character '{}'", c.escape_default()),
             Error(m) => return m.clone(),
             Eof => "end of file",
             Property { name, .. } => return format!("`:[{name}]`"),
@@ -355,6 +359,7 @@ impl Tok {
             Colon => ":",
             ColonColon => "::",
             Arrow => "->",
+            FatArrow => "=>",
             DrawFrom => "<-",
             Tie => "<->",
             Pipe => "|",

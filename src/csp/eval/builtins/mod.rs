@@ -2,8 +2,11 @@
 //! one function per built-in, grouped by theme (sets, sequences, events).
 
 mod events;
+mod maps;
+mod relations;
 mod seqs;
 mod sets;
+mod strings;
 
 use super::*;
 
@@ -106,6 +109,49 @@ impl Script {
             Builtin::Productions => events::productions(&c),
             Builtin::Extensions => events::extensions(&c),
             Builtin::SeqType => sets::seq_type(&c),
+            Builtin::Show => strings::show(&c),
+            Builtin::Error => strings::error(&c),
+            Builtin::MapType => maps::map_type(&c),
+            Builtin::MapFromList => maps::from_list(&c),
+            Builtin::MapToList => maps::to_list(&c),
+            Builtin::MapLookup => maps::lookup(&c),
+            Builtin::MapMember => maps::member(&c),
+            Builtin::MapUpdate => maps::update(&c),
+            Builtin::MapUpdateMultiple => maps::update_multiple(&c),
+            Builtin::MapDelete => maps::delete(&c),
+            Builtin::Transpose => relations::transpose(&c),
+            Builtin::RelationalImage | Builtin::RelationalInverseImage => {
+                relations::image_function(&c)
+            }
+            Builtin::Mtransclose => relations::mtransclose(&c),
+            Builtin::Loop => relations::loop_process(&c),
+        }
+    }
+
+    /// Applies the function a built-in returned (`relational_image(R)`) to `args`:
+    /// `applied` is the argument the built-in was given.
+    pub(super) fn builtin_result(
+        &self,
+        b: Builtin,
+        applied: &[Value],
+        args: &[Value],
+        span: Span,
+    ) -> EResult<Value> {
+        let c = BuiltinCall {
+            script: self,
+            b,
+            args,
+            span,
+        };
+        match (b, applied, args) {
+            (Builtin::RelationalImage | Builtin::RelationalInverseImage, [r], [_]) => {
+                relations::image(&c, r)
+            }
+            _ => Err(self.err(
+                span,
+                ErrorKind::Arity,
+                format!("the function {} takes one argument", b.name()),
+            )),
         }
     }
 }

@@ -18,6 +18,15 @@ impl Parser<'_> {
                 decls.extend(included);
                 continue;
             }
+            if self.at_annotation() {
+                self.skip_annotation();
+                if let Err(e) = self.end_of_decl() {
+                    let start = self.pos;
+                    let d = self.recover(start, e);
+                    decls.push(d);
+                }
+                continue;
+            }
             let start = self.pos;
             self.decl_names.clear();
             let parsed = self.parse_decl(true).and_then(|d| {
@@ -321,12 +330,32 @@ impl Parser<'_> {
                     DeclKind::External(names)
                 }
             }
-            Tok::Subtype => return Err(unsupported(start, "`subtype`")),
-            Tok::Module | Tok::Exports | Tok::EndModule | Tok::Instance => {
-                return Err(unsupported(start, "modules (`module`/`instance`)"))
+            Tok::Subtype => {
+                not_in_let(self, "subtype")?;
+                self.bump();
+                self.parse_subtype()?
+            }
+            Tok::Module => {
+                not_in_let(self, "module")?;
+                self.bump();
+                self.parse_module()?
+            }
+            Tok::Instance => {
+                not_in_let(self, "instance")?;
+                self.bump();
+                self.parse_instance()?
+            }
+            Tok::Exports | Tok::EndModule => {
+                return Err(
+                    self.unexpected("a declaration (`exports` or `endmodule` outside a module)")
+                )
             }
             Tok::Timed => DeclKind::Timed(self.parse_timed_section(top)?),
-            Tok::Print => return Err(unsupported(start, "`print`")),
+            Tok::Print => {
+                not_in_let(self, "print")?;
+                self.bump();
+                self.parse_print()?
+            }
             Tok::Include => {
                 return Err(RawError::new(
                     start,
@@ -336,6 +365,9 @@ impl Parser<'_> {
             }
             _ => {
                 let lhs = self.parse_expr(0)?;
+                if !top && self.peek() == &Tok::ColonColon {
+                    return Err(self.unexpected("`=`"));
+                }
                 if self.peek() != &Tok::Define {
                     let found = self.unexpected("`=`").message;
                     return Err(RawError::new(
@@ -499,7 +531,7 @@ pub(super) fn defined_names(lhs: &Expr) -> Vec<Ident> {
                 vars(a, out);
                 vars(b, out);
             }
-            PatKind::Wildcard | PatKind::Int(_) | PatKind::Bool(_) => {}
+            PatKind::Wildcard | PatKind::Int(_) | PatKind::Bool(_) | PatKind::Char(_) => {}
         }
     }
     let mut out = Vec::new();

@@ -336,7 +336,18 @@ impl Parser<'_> {
             }
             Tok::Ident(name) => {
                 self.bump();
-                Ok(self.mk(ExprKind::Var(name.into()), start))
+                // a qualified name `M::x` (a module member)
+                let mut name = name;
+                let mut span = start;
+                while self.peek() == &Tok::ColonColon {
+                    let Tok::Ident(member) = self.tokens[self.pos + 1].tok.clone() else {
+                        break;
+                    };
+                    self.bump();
+                    span = span.to(self.bump().span);
+                    name = format!("{name}::{member}");
+                }
+                Ok(self.mk(ExprKind::Var(name.into()), span))
             }
             Tok::Underscore => {
                 self.bump();
@@ -374,8 +385,12 @@ impl Parser<'_> {
                 self.bump();
                 let mut decls: Vec<Decl> = Vec::new();
                 loop {
-                    let d = self.parse_decl(false)?;
-                    push_decl(&mut decls, d);
+                    if self.at_annotation() {
+                        self.skip_annotation();
+                    } else {
+                        let d = self.parse_decl(false)?;
+                        push_decl(&mut decls, d);
+                    }
                     if self.peek() == &Tok::Within {
                         break;
                     }
@@ -409,7 +424,7 @@ impl Parser<'_> {
             Tok::LParen => {
                 self.bump();
                 if self.peek() == &Tok::Pipe && self.tokens[self.pos].span.lo == start.hi {
-                    return Err(unsupported(start, "a map `(| ... |)`"));
+                    return self.parse_map(start);
                 }
                 self.open_bracket();
                 let first = self.parse_expr(0)?;
@@ -535,8 +550,14 @@ impl Parser<'_> {
                 start,
                 "replicated link parallel `[a <-> b] x:S @ P`",
             )),
-            Tok::Str(_) => Err(unsupported(start, "a string literal")),
-            Tok::Char => Err(unsupported(start, "a character literal")),
+            Tok::Str(text) => {
+                self.bump();
+                Ok(self.mk(ExprKind::Str(text.as_str().into()), start))
+            }
+            Tok::Char(c) => {
+                self.bump();
+                Ok(self.mk(ExprKind::Char(c), start))
+            }
             Tok::Unsupported(what) => Err(unsupported(start, &format!("the operator {what}"))),
             _ => Err(self.unexpected("an expression")),
         }
@@ -587,5 +608,29 @@ impl Parser<'_> {
         }
         let end = self.bump().span;
         Ok(self.mk(kind, start.to(end)))
+    }
+
+    /// After `(` and an adjacent `|`: the pairs `k => v` of a map literal and the closing
+    /// `|)`.
+    fn parse_map(&mut self, start: Span) -> PResult<Expr> {
+        self.bump();
+        self.open_bracket();
+        let mut pairs = Vec::new();
+        if self.peek() != &Tok::Pipe {
+            loop {
+                let k = self.parse_expr(0)?;
+                self.expect(&Tok::FatArrow, "`=>` between a key and its value in a map")?;
+                let v = self.parse_expr(0)?;
+                pairs.push((k, v));
+                if !self.eat(&Tok::Comma) {
+                    break;
+                }
+            }
+        }
+        self.close_bracket();
+        self.expect(&Tok::Pipe, "`,` or `|)` in a map `(| k => v, ... |)`")?;
+        let end = self.span();
+        self.expect(&Tok::RParen, "`)` closing a map `(| ... |)`")?;
+        Ok(self.mk(ExprKind::Map(pairs), start.to(end)))
     }
 }

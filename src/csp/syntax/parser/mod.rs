@@ -33,9 +33,12 @@ pub use super::precedence::expr_level;
 use super::precedence::*;
 use super::source::{SourceMap, Span};
 use crate::csp::error::{CspError, ErrorKind, RawError};
+pub use annotations::PRINT_PREFIX;
 
+mod annotations;
 mod decls;
 mod exprs;
+mod modules;
 mod patterns;
 mod timed;
 

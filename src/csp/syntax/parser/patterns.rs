@@ -13,6 +13,15 @@ pub(super) fn to_pattern_here(e: &Expr) -> PResult<Pattern> {
         ExprKind::Wildcard => PatKind::Wildcard,
         ExprKind::Int(v) => PatKind::Int(*v),
         ExprKind::Bool(b) => PatKind::Bool(*b),
+        ExprKind::Char(c) => PatKind::Char(*c),
+        ExprKind::Str(text) => PatKind::Seq(
+            text.chars()
+                .map(|c| Pattern {
+                    kind: PatKind::Char(c),
+                    span: e.span,
+                })
+                .collect(),
+        ),
         ExprKind::Unary(UnOp::Neg, inner) => match inner.kind {
             ExprKind::Int(v) => PatKind::Int(-v),
             _ => {
