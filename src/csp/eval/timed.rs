@@ -233,7 +233,9 @@ impl Script {
             RepOp::Parallel(_) => {
                 Proc::new(ProcNode::Parallel(shared.unwrap_or_else(tocks), procs))
             }
-            RepOp::IntChoice => return Err(self.internal("a timed replicated internal choice")),
+            RepOp::IntChoice | RepOp::SyncExtChoice(_) | RepOp::Link(..) => {
+                return Err(self.internal("a timed replicated operator the lowering rejects"))
+            }
         })
     }
 

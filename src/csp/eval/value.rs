@@ -170,6 +170,10 @@ pub enum Builtin {
     Extensions,
     /// `Seq(X)`, the type of sequences over `X`.
     SeqType,
+    /// `prioritise(P, <A1, ..., An>)`
+    Prioritise,
+    /// `prioritisepo(P, A, R, M)`
+    PrioritisePo,
 }
 
 impl Builtin {
@@ -196,19 +200,27 @@ impl Builtin {
             Builtin::Productions => "productions",
             Builtin::Extensions => "extensions",
             Builtin::SeqType => "Seq",
+            Builtin::Prioritise => "prioritise",
+            Builtin::PrioritisePo => "prioritisepo",
         }
     }
 
     /// Number of arguments.
     pub fn arity(self) -> usize {
         match self {
-            Builtin::Union | Builtin::Inter | Builtin::Diff | Builtin::Member | Builtin::Elem => 2,
+            Builtin::Union
+            | Builtin::Inter
+            | Builtin::Diff
+            | Builtin::Member
+            | Builtin::Elem
+            | Builtin::Prioritise => 2,
+            Builtin::PrioritisePo => 4,
             _ => 1,
         }
     }
 
     /// All built-in functions.
-    pub const ALL: [Builtin; 20] = [
+    pub const ALL: [Builtin; 22] = [
         Builtin::Union,
         Builtin::Inter,
         Builtin::Diff,
@@ -229,6 +241,8 @@ impl Builtin {
         Builtin::Productions,
         Builtin::Extensions,
         Builtin::SeqType,
+        Builtin::Prioritise,
+        Builtin::PrioritisePo,
     ];
 }
 
@@ -304,6 +318,31 @@ pub struct PrefixClosure {
     pub expr: u32,
     /// Bindings of its free variables, in the order the checker lists them.
     pub captured: Arc<[Binding]>,
+    /// For a prefix with nondeterministic inputs (`c$x -> P`), the values its `$` fields
+    /// were given by the internal choice (in field order); `None` before the choice (or
+    /// for a prefix without `$`).
+    pub choice: Option<Arc<[Value]>>,
+}
+
+/// The priority order of `prioritise`, `prioritisepo` and `:[tau priority over]:` (see
+/// `csp::process::priority` for the firing rule).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum PriorityOrder {
+    /// `prioritise(P, <A1, ..., An>)`: the events of `Ai` beat those of `Aj` for `i < j`;
+    /// tau and ✓ rank with `A1`.
+    Levels(Vec<EventSet>),
+    /// `prioritisepo(P, A, R, M)`: the pairs `(x, y)` (`x` beats `y`) of the transitive
+    /// closure of `R`, and tau and ✓ beat every event of `A` not in `M`.
+    Partial {
+        /// The events ordered (`A`).
+        events: EventSet,
+        /// The order, transitively closed: `(x, y)` when `x` beats `y`.
+        order: EventRelation,
+        /// The events of `A` as high as tau and ✓ (`M`).
+        maximal: EventSet,
+    },
+    /// `:[tau priority over]: A`: tau beats every event of `A`.
+    TauOver(EventSet),
 }
 
 /// The operators of process terms.
@@ -313,6 +352,8 @@ pub enum ProcNode {
     Stop,
     /// `SKIP`
     Skip,
+    /// `DIV`: diverges (a tau to itself, forever).
+    Div,
     /// A named process with its arguments (unfold with `Script::unfold`).
     Call(Call),
     /// A prefix (initial events and continuations from `Script::prefix_transitions`).
@@ -342,6 +383,10 @@ pub enum ProcNode {
     Timeout(Proc, Proc),
     /// A process of a timed section (tock-CSP).
     Timed(Arc<TimedProc>),
+    /// `P [| A |> Q`: `P` until it does an event of `A`, then `Q`.
+    Exception(Proc, EventSet, Proc),
+    /// `P` under a priority order.
+    Prioritise(Proc, Arc<PriorityOrder>),
 }
 
 /// The processes that timed sections add (`Timed(et) { ... }`, tock-CSP as FDR defines it;

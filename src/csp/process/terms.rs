@@ -25,9 +25,12 @@ use crate::term::{SharedSection, Symbol, TermId, TermRef};
 use crate::ts::Label;
 
 use super::labels::{Alphabets, LabelSet, Labels, LinkMap, RenameMap};
+use super::priority::CompiledPriority;
 use crate::csp::error::{CspError, ErrorKind};
 use crate::csp::eval::Script;
-use crate::csp::value::{EventRelation, EventSet, PrefixClosure, Proc, ProcNode, Value};
+use crate::csp::value::{
+    EventRelation, EventSet, PrefixClosure, PriorityOrder, Proc, ProcNode, Value,
+};
 
 /// Deepest nesting of process operators followed when building or firing a term. Building and
 /// firing grow their thread's stack as needed (`stacker`), so this is no limit a script
@@ -97,9 +100,15 @@ pub(crate) enum Op {
     SyncInt,
     /// `tprio(L, P)`: `timed_priority(P)`.
     TPrio,
+    /// `[|A|>(k, P, lazy)`: exception (see `priority.rs`, as the one below).
+    Exception,
+    /// `prio(k, P)`: `P` under priority order `k`.
+    Prio,
+    /// `DIV`: a tau to itself.
+    Div,
 }
 
-const NAMES: [(&str, Op); 23] = [
+const NAMES: [(&str, Op); 26] = [
     ("STOP", Op::Stop),
     ("SKIP", Op::Skip),
     ("Ω", Op::Omega),
@@ -123,6 +132,9 @@ const NAMES: [(&str, Op); 23] = [
     ("[+A+]", Op::SyncExt),
     ("/+A+\\", Op::SyncInt),
     ("tprio", Op::TPrio),
+    ("[|A|>", Op::Exception),
+    ("prio", Op::Prio),
+    ("DIV", Op::Div),
 ];
 
 impl Op {
@@ -150,7 +162,10 @@ impl Op {
         match (self, i) {
             (Op::Prefix, 0) => Some(Table::Prefixes),
             (Op::Lazy, 0) => Some(Table::Lazies),
-            (Op::Parallel | Op::SyncExt | Op::SyncInt, 0) | (Op::Hide, 1) => Some(Table::Sets),
+            (Op::Parallel | Op::SyncExt | Op::SyncInt | Op::Exception, 0) | (Op::Hide, 1) => {
+                Some(Table::Sets)
+            }
+            (Op::Prio, 0) => Some(Table::Priorities),
             (Op::TPrefix, 0) => Some(Table::TimedPrefixes),
             (Op::AlphaParallel, 0) => Some(Table::Alphabets),
             (Op::Rename, 1) => Some(Table::Renamings),
@@ -192,6 +207,7 @@ enum Table {
     Renamings,
     Links,
     TimedPrefixes,
+    Priorities,
 }
 
 /// A table numbering distinct values of `K`, each with data `V` computed once.
@@ -259,6 +275,8 @@ pub(crate) struct Encoding {
     /// Prefixes of timed sections (each a [`ProcNode::Timed`] prefix), with their `tock`'s
     /// label.
     pub(crate) timed_prefixes: Interned<Proc, Label>,
+    /// The priority orders of `prioritise` and its kin, compiled to labels.
+    pub(crate) priorities: Interned<Arc<PriorityOrder>, CompiledPriority>,
     /// Activated processes: `lazy(k)` made active (calls unfolded), by `k`.
     activated: DashMap<u32, TermId>,
     omega: OnceLock<TermId>,
@@ -292,6 +310,7 @@ impl Encoding {
             links: Interned::new(),
             alphabets: Interned::new(),
             timed_prefixes: Interned::new(),
+            priorities: Interned::new(),
             activated: DashMap::new(),
             omega: OnceLock::new(),
         })
@@ -356,6 +375,7 @@ impl Encoding {
             Table::Renamings => self.renamings.cmp_entries(a, b),
             Table::Links => self.links.cmp_entries(a, b),
             Table::TimedPrefixes => self.timed_prefixes.cmp_entries(a, b),
+            Table::Priorities => self.priorities.cmp_entries(a, b),
         }
     }
 
@@ -423,6 +443,7 @@ impl Encoding {
         Ok(match p.node() {
             ProcNode::Stop => mk(Op::Stop, &[]),
             ProcNode::Skip => mk(Op::Skip, &[]),
+            ProcNode::Div => mk(Op::Div, &[]),
             ProcNode::Call(_) => {
                 let k = self.lazies.intern(p, |_| Ok(()))?;
                 return self.activate(sec, k, path);
@@ -494,6 +515,18 @@ impl Encoding {
                 mk(Op::Timeout, &[l, self.lazy(sec, r)?])
             }
             ProcNode::Timed(t) => self.build_timed(sec, p, t, path)?,
+            ProcNode::Exception(l, a, r) => {
+                let k = sec.int(self.set_id(a)? as i64);
+                let l = self.build(sec, l, path)?;
+                mk(Op::Exception, &[k, l, self.lazy(sec, r)?])
+            }
+            ProcNode::Prioritise(q, order) => {
+                let k = self
+                    .priorities
+                    .intern(order, |o| CompiledPriority::new(&self.labels, o))?;
+                let q = self.build(sec, q, path)?;
+                mk(Op::Prio, &[sec.int(k as i64), q])
+            }
         })
     }
 
@@ -635,6 +668,7 @@ impl Encoding {
             Op::Net => return None,
             Op::Stop => ProcNode::Stop,
             Op::Skip => ProcNode::Skip,
+            Op::Div => ProcNode::Div,
             Op::Prefix => ProcNode::Prefix(self.prefixes.get(int_arg(t, 0)).0.clone()),
             Op::Lazy => return Some(self.lazies.get(int_arg(t, 0)).0.clone()),
             Op::Ext => ProcNode::ExtChoice(procs(0)),
@@ -651,6 +685,10 @@ impl Encoding {
             Op::Link => ProcNode::Link(arg(0), self.links.get(int_arg(t, 1)).0.clone(), arg(2)),
             Op::Interrupt => ProcNode::Interrupt(arg(0), arg(1)),
             Op::Timeout => ProcNode::Timeout(arg(0), arg(1)),
+            Op::Exception => {
+                ProcNode::Exception(arg(1), self.sets.get(int_arg(t, 0)).0.clone(), arg(2))
+            }
+            Op::Prio => ProcNode::Prioritise(arg(1), self.priorities.get(int_arg(t, 0)).0.clone()),
             Op::TStop
             | Op::TSkip
             | Op::Delay

@@ -21,8 +21,6 @@ const UNSUPPORTED_BUILTINS: &[(&str, &str)] = &[
     ("Event", "the type name `Event`"),
     ("error", "the built-in `error`"),
     ("show", "the built-in `show`"),
-    ("prioritise", "the built-in `prioritise`"),
-    ("prioritisepo", "the built-in `prioritisepo`"),
     ("chase", "the built-in `chase`"),
     ("chase_nocache", "the built-in `chase_nocache`"),
     ("mapFromList", "maps"),
@@ -42,7 +40,6 @@ const UNSUPPORTED_BUILTINS: &[(&str, &str)] = &[
     ),
     ("transpose", "the built-in `transpose`"),
     ("mtransclose", "the built-in `mtransclose`"),
-    ("DIV", "the built-in process `DIV`"),
     ("BUFFER", "the built-in process `BUFFER`"),
     ("WEAK_BUFFER", "the built-in process `WEAK_BUFFER`"),
 ];
@@ -54,6 +51,7 @@ pub(super) fn builtin_global(name: &str) -> Option<GlobalKind> {
     Some(match name {
         "STOP" => GlobalKind::Stop,
         "SKIP" => GlobalKind::Skip,
+        "DIV" => GlobalKind::Div,
         "Int" => GlobalKind::Int,
         "Bool" => GlobalKind::Bool,
         "Events" => GlobalKind::Events,
@@ -204,7 +202,7 @@ impl Resolver<'_> {
         let broken = self.prog.broken.keys().map(|n| &**n);
         let builtins = Builtin::ALL.iter().map(|b| b.name());
         let fixed = [
-            "STOP", "SKIP", "Int", "Bool", "Events", "True", "False", "true", "false",
+            "STOP", "SKIP", "DIV", "Int", "Bool", "Events", "True", "False", "true", "false",
         ];
         let candidates = locals
             .chain(globals)

@@ -20,6 +20,8 @@ pub(crate) enum GlobalKind {
     Builtin(Builtin),
     Stop,
     Skip,
+    /// `DIV`
+    Div,
     Int,
     Bool,
     Events,

@@ -145,6 +145,18 @@ pub enum Tok {
     Parallel,
     Interrupt,
     Timeout,
+    /// `[+` (synchronising external choice)
+    LSyncExt,
+    /// `+]`
+    RSyncExt,
+    /// `/+` (synchronising interrupt)
+    LSyncInt,
+    /// `+\`
+    RSyncInt,
+    /// `|>` (closing the exception operator `[| A |>`)
+    RException,
+    /// `|\` (projection)
+    Project,
     /// `[T=`, `[F=`, `[FD=`, `[V=`, `[VD=`, `[R=`, `[RD=`.
     Refines(Model),
     /// `:[name [model]]` of an assertion; `name` normalised to single spaces, lower case.
@@ -169,6 +181,12 @@ impl Tok {
                 | Interrupt
                 | Arrow
                 | Timeout
+                | LSyncExt
+                | RSyncExt
+                | LSyncInt
+                | RSyncInt
+                | RException
+                | Project
                 | Parallel
                 | Semi
                 | Amp
@@ -239,6 +257,12 @@ impl Tok {
                 | Interrupt
                 | Arrow
                 | Timeout
+                | LSyncExt
+                | RSyncExt
+                | LSyncInt
+                | RSyncInt
+                | RException
+                | Project
                 | Parallel
                 | Semi
                 | Amp
@@ -385,6 +409,12 @@ impl Tok {
             Parallel => "||",
             Interrupt => "/\\",
             Timeout => "[>",
+            LSyncExt => "[+",
+            RSyncExt => "+]",
+            LSyncInt => "/+",
+            RSyncInt => "+\\",
+            RException => "|>",
+            Project => "|\\",
             _ => "?",
         }
     }

@@ -2,6 +2,7 @@
 //! one function per built-in, grouped by theme (sets, sequences, events).
 
 mod events;
+mod priority;
 mod seqs;
 mod sets;
 
@@ -106,6 +107,8 @@ impl Script {
             Builtin::Productions => events::productions(&c),
             Builtin::Extensions => events::extensions(&c),
             Builtin::SeqType => sets::seq_type(&c),
+            Builtin::Prioritise => priority::prioritise(&c),
+            Builtin::PrioritisePo => priority::prioritise_po(&c),
         }
     }
 }
