@@ -544,7 +544,8 @@ impl Script {
 
     /// A prefix with nondeterministic inputs (`c$x -> P`): the internal choice, over the
     /// values its `$` fields can take, of the prefix offering the events with those values
-    /// (its `?` fields still an external choice), as FDR defines `$`.
+    /// (its `?` fields, which come after every `$`, still an external choice), as FDR
+    /// defines `$`; an error when there is no value to choose.
     fn nondeterministic_prefix(&self, closure: PrefixClosure, span: Span) -> EResult<Proc> {
         let mut choices: Vec<Vec<Value>> = self
             .prefix_moves(&closure)
@@ -564,7 +565,14 @@ impl Script {
             })
             .collect();
         Ok(match branches.len() {
-            0 => Proc::new(ProcNode::Stop),
+            0 => {
+                return Err(self.err(
+                    span,
+                    ErrorKind::Eval,
+                    "a nondeterministic input `$` with no value to choose (an internal choice \
+                     over nothing)",
+                ))
+            }
             1 => branches.remove(0),
             _ => Proc::new(ProcNode::IntChoice(branches)),
         })

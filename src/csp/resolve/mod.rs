@@ -207,6 +207,10 @@ pub(crate) fn check(decls: &[Decl], prelude: &[Decl]) -> CResult<Program> {
             }
             DeclKind::External(names) => {
                 for n in names {
+                    if let Some(b) = names::external_builtin(&n.name) {
+                        p.globals.insert(n.name.clone(), GlobalKind::Builtin(b));
+                        continue;
+                    }
                     p.break_names(
                         std::slice::from_ref(&n.name),
                         RawError::new(

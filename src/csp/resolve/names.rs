@@ -44,8 +44,23 @@ const UNSUPPORTED_BUILTINS: &[(&str, &str)] = &[
     ("WEAK_BUFFER", "the built-in process `WEAK_BUFFER`"),
 ];
 
+/// The built-ins FDR provides only once declared `external` (`external prioritise`).
+pub const EXTERNAL_BUILTINS: [Builtin; 2] = [Builtin::Prioritise, Builtin::PrioritisePo];
+
+/// The built-in declared by `external name`, if weft has it (`prioritise_nocache` is
+/// `prioritise`, which weft never caches).
+pub(super) fn external_builtin(name: &str) -> Option<Builtin> {
+    if name == "prioritise_nocache" {
+        return Some(Builtin::Prioritise);
+    }
+    EXTERNAL_BUILTINS.iter().copied().find(|b| b.name() == name)
+}
+
 pub(super) fn builtin_global(name: &str) -> Option<GlobalKind> {
-    if let Some(b) = Builtin::ALL.iter().find(|b| b.name() == name) {
+    if let Some(b) = Builtin::ALL
+        .iter()
+        .find(|b| b.name() == name && !EXTERNAL_BUILTINS.contains(b))
+    {
         return Some(GlobalKind::Builtin(*b));
     }
     Some(match name {
@@ -164,6 +179,13 @@ impl Resolver<'_> {
                 span,
                 ErrorKind::UnknownName,
                 format!("`{name}` must be declared first: `transparent {name}`"),
+            ));
+        }
+        if external_builtin(name).is_some() {
+            return Err(RawError::new(
+                span,
+                ErrorKind::UnknownName,
+                format!("`{name}` must be declared first: `external {name}`"),
             ));
         }
         if matches!(&**name, "WAIT" | "timed_priority") {

@@ -294,15 +294,6 @@ impl Lowering<'_> {
                         "the replicated linked parallel operator is not allowed in a timed section",
                     ))
                 }
-                K::SetProc(SetProcOp::SyncExtChoice | SetProcOp::SyncInterrupt, ..)
-                | K::Replicated(RepOp::SyncExtChoice(_), ..) => {
-                    return Err(RawError::new(
-                        span,
-                        ErrorKind::Unsupported,
-                        "the synchronising external choice and interrupt written in a timed \
-                         section are outside weft's CSPm subset",
-                    ))
-                }
                 K::Prefix(ref p)
                     if p.fields.iter().any(|f| matches!(f, Field::NondetInput(..))) =>
                 {
@@ -326,6 +317,7 @@ impl Lowering<'_> {
                         K::Proc(ProcOp::ExtChoice | ProcOp::Interleave | ProcOp::Interrupt, ..)
                         | K::Parallel(..)
                         | K::AlphaParallel(..)
+                        | K::SetProc(SetProcOp::SyncExtChoice | SetProcOp::SyncInterrupt, ..)
                         | K::Guard(..) => self.timed(s, TimedForm::Operator(lowered), span),
                         K::Replicated(op, ..) if !matches!(op, RepOp::IntChoice) => {
                             self.timed(s, TimedForm::Operator(lowered), span)

@@ -31,6 +31,12 @@ pub(super) fn prioritise(c: &BuiltinCall) -> EResult<Value> {
     let Value::Seq(levels) = &c.args[1] else {
         return c.bad(what);
     };
+    if levels.is_empty() {
+        return Err(c.err(
+            ErrorKind::Eval,
+            "`prioritise` needs at least one set of events in its sequence",
+        ));
+    }
     let sets = levels
         .iter()
         .map(|v| c.script.value_event_set(v, c.span))
@@ -113,6 +119,16 @@ pub(super) fn prioritise_po(c: &BuiltinCall) -> EResult<Value> {
         for (j, _) in seen.iter().enumerate().filter(|(_, s)| **s) {
             order.push((events[start].clone(), events[j].clone()));
         }
+    }
+    if let Some((x, m)) = order.iter().find(|(_, y)| maximal.binary_search(y).is_ok()) {
+        return Err(c.err(
+            ErrorKind::Eval,
+            format!(
+                "`prioritisepo`: the event {} is given as maximal, but {} beats it",
+                c.script.show(m),
+                c.script.show(x)
+            ),
+        ));
     }
     order.sort_unstable();
     let order = PriorityOrder::Partial {

@@ -181,7 +181,16 @@ impl Parser<'_> {
                                 fields.push(Field::Output(self.parse_field_expr(L_DOT)?));
                             }
                             Tok::Question | Tok::Dollar => {
+                                let at = self.span();
                                 let nondet = self.bump().tok == Tok::Dollar;
+                                if nondet && fields.iter().any(|f| matches!(f, Field::Input(..))) {
+                                    return Err(RawError::new(
+                                        at,
+                                        ErrorKind::Syntax,
+                                        "a nondeterministic input `$` cannot follow an input `?` \
+                                         (FDR chooses every `$` field before the `?` fields)",
+                                    ));
+                                }
                                 let p = self.parse_field_expr(L_DOT)?;
                                 let pat = to_pattern(&p)?;
                                 let restriction = if self.eat(&Tok::Colon) {
