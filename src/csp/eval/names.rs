@@ -32,6 +32,7 @@ impl Script {
             GlobalKind::Skip => Value::Proc(Proc::new(ProcNode::Skip)),
             GlobalKind::Div => Value::Proc(Proc::new(ProcNode::Div)),
             GlobalKind::Int => InfSet::Ints(IntRanges::all()).value(),
+            GlobalKind::ProcType => InfSet::Procs.value(),
             GlobalKind::Bool => Value::Set(Arc::from(vec![Value::Bool(false), Value::Bool(true)])),
             GlobalKind::Events => self.events_value()?,
             GlobalKind::True => Value::Bool(true),

@@ -119,6 +119,8 @@ pub enum InfSet {
     Inter(Arc<[Value]>),
     /// The elements of the first set (infinite) not in the second.
     Diff(Value, Value),
+    /// `Proc`: every process.
+    Procs,
 }
 
 impl InfSet {

@@ -16,7 +16,6 @@ pub const COMPRESSIONS: [&str; 6] = [
 
 /// FDR built-ins that weft does not support, with the reason given to users.
 const UNSUPPORTED_BUILTINS: &[(&str, &str)] = &[
-    ("Proc", "the type `Proc`"),
     ("Char", "the type `Char`"),
     ("Event", "the type name `Event`"),
     ("error", "the built-in `error`"),
@@ -68,6 +67,7 @@ pub(super) fn builtin_global(name: &str) -> Option<GlobalKind> {
         "SKIP" => GlobalKind::Skip,
         "DIV" => GlobalKind::Div,
         "Int" => GlobalKind::Int,
+        "Proc" => GlobalKind::ProcType,
         "Bool" => GlobalKind::Bool,
         "Events" => GlobalKind::Events,
         "True" => GlobalKind::True,
@@ -224,7 +224,8 @@ impl Resolver<'_> {
         let broken = self.prog.broken.keys().map(|n| &**n);
         let builtins = Builtin::ALL.iter().map(|b| b.name());
         let fixed = [
-            "STOP", "SKIP", "DIV", "Int", "Bool", "Events", "True", "False", "true", "false",
+            "STOP", "SKIP", "DIV", "Int", "Proc", "Bool", "Events", "True", "False", "true",
+            "false",
         ];
         let candidates = locals
             .chain(globals)

@@ -22,6 +22,8 @@ pub(crate) enum GlobalKind {
     Skip,
     /// `DIV`
     Div,
+    /// `Proc`, the set of all processes
+    ProcType,
     Int,
     Bool,
     Events,
