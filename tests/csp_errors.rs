@@ -73,11 +73,11 @@ fn one_bad_definition_blocks_only_its_assertions() {
 fn unsupported_constructs_break_only_their_names() {
     let s = load(
         "channel a\n\
-         external loop\n\
+         external mystery\n\
          transparent frobnicate\n\
          P = a -> P\n\
          Q = frobnicate(P)\n\
-         R = loop(P)\n\
+         R = mystery(P)\n\
          assert P :[deadlock free]\n\
          assert Q :[deadlock free]\n\
          assert R :[deadlock free]\n\

@@ -156,19 +156,38 @@ fn includes_resolve_relative_to_the_including_file() {
 #[test]
 fn constructs_outside_the_subset_are_named() {
     for (text, word) in [
-        (
-            "channel c : {0..1}\nP = c$x -> STOP\n",
-            "nondeterministic input",
-        ),
-        ("P = STOP [+ {} +] STOP\n", "synchronising external choice"),
-        ("P = prioritise(STOP, <>)\n", "prioritise"),
         ("external foo\n", "external function"),
+        ("P = BUFFER(3)\n", "BUFFER"),
     ] {
         let e = load_err(text);
         assert_eq!(e.kind, ErrorKind::Unsupported, "{text}: {e}");
         assert!(e.message.contains(word), "{text}: {e}");
         assert!(e.location.is_some(), "{text}: {e}");
     }
+}
+
+/// FDR4's further process operators parse at their levels: the exception with the
+/// parallels (not associating), `[+ A +]` with `[]`, `/+ A +\` with `/\`, `|\` with `\`.
+#[test]
+fn further_process_operators_parse_at_their_levels() {
+    assert_eq!(shape("P [| A |> Q ||| R"), shape("(P [| A |> Q) ||| R"));
+    assert_eq!(shape("P |~| Q [| A |> R"), shape("(P |~| Q) [| A |> R"));
+    assert_eq!(shape("P [+ A +] Q |~| R"), shape("(P [+ A +] Q) |~| R"));
+    assert_eq!(shape("P [+ A +] Q [] R"), shape("(P [+ A +] Q) [] R"));
+    assert_eq!(shape("P /+ A +\\ Q [] R"), shape("(P /+ A +\\ Q) [] R"));
+    assert_eq!(shape("P ; Q /+ A +\\ R"), shape("(P ; Q) /+ A +\\ R"));
+    assert_eq!(shape("P |\\ A ||| Q"), shape("P |\\ (A ||| Q)"));
+    assert_eq!(shape("c$x?y -> P"), shape("c$x?y -> (P)"));
+    assert!(parse_expression("P [| A |> Q [| B |> R").is_err());
+    // a `$` after a `?`, as FDR's type checker
+    let e = load_err("channel c : {0..1}.{0..1}\nP = c?x$y -> STOP\n");
+    assert_eq!(e.location.as_ref().expect("position").column, 8, "{e}");
+    assert!(e.message.contains("cannot follow an input"), "{e}");
+    // `prioritise` must be declared `external`, as in FDR
+    let e = load_err("P = prioritise(STOP, <{}>)\n");
+    assert!(e.message.contains("external prioritise"), "{e}");
+    let s = load("external prioritise\nchannel a\nP = prioritise(a -> STOP, <{a}>)\n");
+    assert!(s.errors().is_empty());
 }
 
 // ---------------------------------------------------------------- checks

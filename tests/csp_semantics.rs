@@ -169,6 +169,42 @@ fn hiding_renaming_linking() {
     assert_eq!(counts(&format!("{AB}P = SKIP [a <-> b] SKIP"), "P"), (5, 5));
 }
 
+/// FDR4's further operators, against the oracle, with their state and transition counts by
+/// hand.
+#[test]
+fn exception_synchronising_priority_div() {
+    let ext = "external prioritise, prioritisepo\n";
+    // a, then b hands over to d -> STOP: 4 states, 3 transitions (c never happens)
+    let e = format!("{AB}channel d\nP = a -> b -> c -> STOP [| {{b}} |> d -> STOP");
+    assert_eq!(counts(&e, "P"), (4, 3));
+    // P's tau keeps the exception; P's ✓ ends it (SKIP's ✓ then Ω)
+    let e = format!("{AB}P = (STOP |~| SKIP) [| {{b}} |> a -> STOP");
+    assert_eq!(counts(&e, "P"), (4, 3));
+    // a by both keeps the choice; then b or c resolve it
+    let s = format!("{AB}P = (a -> b -> STOP) [+ {{a}} +] (a -> c -> STOP)");
+    assert_eq!(counts(&s, "P"), (3, 3));
+    let i = format!("{AB}P = (a -> b -> STOP) /+ {{a}} +\\ (a -> c -> STOP)");
+    assert_eq!(counts(&i, "P"), (4, 4));
+    // b beaten by a; c in no set
+    let p = format!("{ext}{AB}P = prioritise(a -> STOP [] b -> STOP [] c -> STOP, <{{a}}, {{b}}>)");
+    assert_eq!(counts(&p, "P"), (2, 2));
+    // the tau of `[>` beats b: only the tau is left, then c
+    let p = format!("{ext}{AB}P = prioritise(b -> STOP [> c -> STOP, <{{}}, {{b}}>)");
+    assert_eq!(counts(&p, "P"), (3, 2));
+    let p = format!(
+        "{ext}{AB}P = prioritisepo(a -> STOP [] b -> STOP [] c -> STOP, {{a, b, c}}, {{(a, b), (b, c)}}, {{a}})"
+    );
+    assert_eq!(counts(&p, "P"), (2, 1));
+    assert_eq!(counts(&format!("{AB}P = DIV"), "P"), (1, 1));
+    // c$x: a tau to each choice, then its one event
+    let n = "channel c : {0..2}\nP = c$x -> STOP";
+    assert_eq!(counts(n, "P"), (5, 6));
+    // left.0, two hidden links, right.2
+    let l = "channel l, r : {0..2}\nC(i) = l.i -> r.i -> STOP\n\
+             P = [r.i <-> l.(i+1)] i : <0..2> @ C(i)";
+    assert_eq!(counts(l, "P"), (5, 4));
+}
+
 #[test]
 fn recursion_through_hiding_is_finite() {
     // P = (a -> P) \ {a}: nested hidings merge, so the process is one divergent state.

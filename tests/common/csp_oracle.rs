@@ -6,6 +6,7 @@ use std::collections::{BTreeSet, HashMap, VecDeque};
 
 use std::sync::Arc;
 
+use weft::csp::value::PriorityOrder;
 use weft::csp::{CspError, CspSystem, ErrorKind, Proc, ProcNode, Script, TimedProc, Value};
 use weft::explore::{explore, ExploreOptions};
 
@@ -105,6 +106,37 @@ fn operand_moves(p: &Proc, moves: Vec<(Ev, OState)>) -> Vec<(Ev, OState)> {
         .collect()
 }
 
+/// True if a move `m` removes a move `l` of the same state under `order` (FDR4's
+/// `prioritise`: tau and ✓ rank with the first set; `prioritisepo`: the closed order, tau and
+/// ✓ above the non-maximal events; `:[tau priority over]: A`: tau above `A`).
+fn beats(order: &PriorityOrder, m: &Ev, l: &Ev) -> bool {
+    if m == l {
+        return false;
+    }
+    let urgent = |e: &Ev| matches!(e, Ev::Tau | Ev::Tick);
+    match order {
+        PriorityOrder::Levels(sets) => {
+            let rank = |e: &Ev| match e {
+                Ev::Tau | Ev::Tick => Some(0),
+                Ev::Event(v) => sets.iter().position(|s| s.contains(v)),
+            };
+            matches!((rank(m), rank(l)), (Some(a), Some(b)) if a < b)
+        }
+        PriorityOrder::Partial {
+            events,
+            order,
+            maximal,
+        } => match (m, l) {
+            (_, Ev::Event(y)) if urgent(m) => events.contains(y) && !maximal.contains(y),
+            (Ev::Event(x), Ev::Event(y)) => order.iter().any(|(a, b)| a == x && b == y),
+            _ => false,
+        },
+        PriorityOrder::TauOver(set) => {
+            matches!((m, l), (Ev::Tau, Ev::Event(y)) if set.contains(y))
+        }
+    }
+}
+
 /// The process of a target (targets of non-✓ moves are never Ω).
 fn p_of(s: &OState) -> Proc {
     match s {
@@ -130,7 +162,7 @@ impl<'a> Oracle<'a> {
                 stack.pop();
                 r?
             }
-            ProcNode::Stop | ProcNode::Skip | ProcNode::Prefix(_) => p.clone(),
+            ProcNode::Stop | ProcNode::Skip | ProcNode::Div | ProcNode::Prefix(_) => p.clone(),
             ProcNode::ExtChoice(ps) if ps.is_empty() => proc(ProcNode::Stop),
             // (the evaluator never makes an empty internal choice: here it marks Ω)
             ProcNode::IntChoice(ps) if ps.is_empty() => p.clone(),
@@ -162,6 +194,14 @@ impl<'a> Oracle<'a> {
                 self.norm(r, stack)?,
             )),
             ProcNode::Timeout(l, r) => proc(ProcNode::Timeout(self.norm(l, stack)?, r.clone())),
+            ProcNode::Exception(l, a, r) => proc(ProcNode::Exception(
+                self.norm(l, stack)?,
+                a.clone(),
+                r.clone(),
+            )),
+            ProcNode::Prioritise(q, o) => {
+                proc(ProcNode::Prioritise(self.norm(q, stack)?, o.clone()))
+            }
             ProcNode::Timed(t) => match &**t {
                 TimedProc::SyncChoice(a, ps) => {
                     timed(TimedProc::SyncChoice(a.clone(), self.all(ps, stack)?))
@@ -194,6 +234,32 @@ impl<'a> Oracle<'a> {
         match p.node() {
             ProcNode::Stop => {}
             ProcNode::Skip => out.push((Ev::Tick, Omega)),
+            ProcNode::Div => out.push((Ev::Tau, P(p.clone()))),
+            ProcNode::Exception(l, a, r) => {
+                for (e, s) in self.moves(l)? {
+                    match e {
+                        Ev::Tick => out.push((e, Omega)),
+                        Ev::Event(ref v) if a.contains(v) => out.push((e, P(self.n(r)?))),
+                        e => out.push((
+                            e,
+                            P(proc(ProcNode::Exception(p_of(&s), a.clone(), r.clone()))),
+                        )),
+                    }
+                }
+            }
+            ProcNode::Prioritise(q, order) => {
+                let moves = self.moves(q)?;
+                for (e, s) in &moves {
+                    if moves.iter().any(|(m, _)| beats(order, m, e)) {
+                        continue;
+                    }
+                    let next = match s {
+                        Omega => Omega,
+                        s => P(proc(ProcNode::Prioritise(p_of(s), order.clone()))),
+                    };
+                    out.push((e.clone(), next));
+                }
+            }
             ProcNode::Call(_) => panic!("oracle: a call at an active position"),
             ProcNode::Prefix(c) => {
                 for (v, next) in self.script.prefix_transitions(c)? {

@@ -148,7 +148,7 @@ pub fn walk(script: &Script, root: &Proc, limit: usize) -> Result<usize, CspErro
             continue;
         }
         match p.node() {
-            ProcNode::Stop | ProcNode::Skip => {}
+            ProcNode::Stop | ProcNode::Skip | ProcNode::Div => {}
             ProcNode::Call(c) => queue.push_back(script.unfold(c)?),
             ProcNode::Prefix(pc) => {
                 for (_, next) in script.prefix_transitions(pc)? {
@@ -163,13 +163,15 @@ pub fn walk(script: &Script, root: &Proc, limit: usize) -> Result<usize, CspErro
             ProcNode::Seq(a, b)
             | ProcNode::Link(a, _, b)
             | ProcNode::Interrupt(a, b)
-            | ProcNode::Timeout(a, b) => {
+            | ProcNode::Timeout(a, b)
+            | ProcNode::Exception(a, _, b) => {
                 queue.push_back(a.clone());
                 queue.push_back(b.clone());
             }
-            ProcNode::Hide(a, _) | ProcNode::Rename(a, _) | ProcNode::Compressed(_, a) => {
-                queue.push_back(a.clone())
-            }
+            ProcNode::Hide(a, _)
+            | ProcNode::Rename(a, _)
+            | ProcNode::Compressed(_, a)
+            | ProcNode::Prioritise(a, _) => queue.push_back(a.clone()),
             ProcNode::Timed(t) => queue.extend(script.timed_parts(t)?),
         }
     }

@@ -91,11 +91,25 @@ impl Script {
     }
 
     /// The initial events of a prefix and the process after each (inputs enumerated over
-    /// the channel's type, outputs checked against it).
+    /// the channel's type, outputs checked against it); for a prefix with `$` fields whose
+    /// internal choice is made, the events of that choice only.
     pub fn prefix_transitions(
         &self,
         prefix: &PrefixClosure,
     ) -> Result<Vec<(Value, Proc)>, CspError> {
+        Ok(self
+            .prefix_moves(prefix)?
+            .into_iter()
+            .filter(|(chosen, _, _)| prefix.choice.as_deref().is_none_or(|c| c == &chosen[..]))
+            .map(|(_, event, next)| (event, next))
+            .collect())
+    }
+
+    /// Every event of a prefix with the values of its `$` fields (whatever its `choice`).
+    pub(super) fn prefix_moves(
+        &self,
+        prefix: &PrefixClosure,
+    ) -> Result<Vec<prefix::PrefixMove>, CspError> {
         let _g = StackGuard::enter();
         let (pre, free, _) = self
             .prog
@@ -121,7 +135,7 @@ impl Script {
         };
         let mut out = Vec::new();
         let atoms = ev.atoms().to_vec();
-        self.prefix_fields(&pre, chan, 0, atoms, &mut env, &mut out)?;
+        self.prefix_fields(&pre, chan, 0, atoms, &mut env, &mut Vec::new(), &mut out)?;
         Ok(out)
     }
 

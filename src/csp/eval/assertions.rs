@@ -7,14 +7,26 @@ impl Script {
     pub(super) fn assertion_check(&self, a: &AssertDecl) -> EResult<AssertionCheck> {
         let mut env = Env::new();
         let proc_of = |e: &Expr, env: &mut Env| self.eval_proc(e, env);
+        // `:[tau priority over]: A`: the checked process with tau beating the events of `A`.
+        let tau_priority = match &a.tau_priority {
+            Some(set) => Some(self.event_set(set, &mut env)?),
+            None => None,
+        };
+        let checked = |p: Proc| match &tau_priority {
+            Some(set) => Proc::new(ProcNode::Prioritise(
+                p,
+                Arc::new(PriorityOrder::TauOver(set.clone())),
+            )),
+            None => p,
+        };
         Ok(match &a.kind {
             AssertionKind::Refinement { spec, model, imp } => AssertionCheck::Refinement {
                 spec: proc_of(spec, &mut env)?,
                 model: *model,
-                imp: proc_of(imp, &mut env)?,
+                imp: checked(proc_of(imp, &mut env)?),
             },
             AssertionKind::Property { process, property } => {
-                let process = proc_of(process, &mut env)?;
+                let process = checked(proc_of(process, &mut env)?);
                 match property {
                     Property::DeadlockFree(model) => AssertionCheck::DeadlockFree {
                         process,

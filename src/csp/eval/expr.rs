@@ -369,16 +369,26 @@ impl Script {
                 })?;
                 self.set_union(out)
             }
-            K::Prefix(_) => {
+            K::Prefix(pre) => {
                 let (_, free, _) = self
                     .prog
                     .prefixes
                     .get(&e.id)
                     .ok_or_else(|| self.internal("unknown prefix"))?;
-                Value::Proc(Proc::new(ProcNode::Prefix(PrefixClosure {
+                let closure = PrefixClosure {
                     expr: e.id,
                     captured: self.capture(free, env)?,
-                })))
+                    choice: None,
+                };
+                if pre
+                    .fields
+                    .iter()
+                    .any(|f| matches!(f, Field::NondetInput(..)))
+                {
+                    Value::Proc(self.nondeterministic_prefix(closure, e.span)?)
+                } else {
+                    Value::Proc(Proc::new(ProcNode::Prefix(closure)))
+                }
             }
             K::Guard(b, p) => {
                 if self.eval_bool(b, env)? {
@@ -465,27 +475,12 @@ impl Script {
             }
             K::Link(p, pairs, stmts, q) => {
                 let pp = self.eval_proc(p, env)?;
-                let rel = self.relation(pairs, stmts, env, e.span)?;
-                for side in 0..2 {
-                    let mut seen: Vec<&Value> = rel
-                        .iter()
-                        .map(|(x, y)| if side == 0 { x } else { y })
-                        .collect();
-                    seen.sort_unstable();
-                    if let Some(w) = seen.windows(2).find(|w| w[0] == w[1]) {
-                        return Err(self.err(
-                            e.span,
-                            ErrorKind::Eval,
-                            format!(
-                                "the link parallel links {} to more than one event",
-                                self.show(w[0])
-                            ),
-                        ));
-                    }
-                }
+                let rel = self.link_relation(pairs, stmts, env, e.span)?;
                 let pq = self.eval_proc(q, env)?;
                 Value::Proc(Proc::new(ProcNode::Link(pp, rel, pq)))
             }
+            K::Project(p, a) => self.project(p, a, env)?,
+            K::SetProc(op, p, a, q) => self.set_proc(*op, p, a, q, env)?,
             K::Replicated(op, stmts, body) => self.replicated(op, stmts, body, env, e.span)?,
             K::TimedHeader(tock, et) => self.timed_header(tock, et.as_deref(), env)?,
             K::Timed(t) => self.eval_timed(t, env)?,
@@ -502,7 +497,10 @@ impl Script {
         span: Span,
     ) -> EResult<Value> {
         let shared = match op {
-            RepOp::Parallel(a) => Some(self.event_set(a, env)?),
+            RepOp::Parallel(a) | RepOp::SyncExtChoice(a) => Some(self.event_set(a, env)?),
+            RepOp::Link(pairs, tie_stmts) => {
+                return self.replicated_link(pairs, tie_stmts, stmts, body, env, span)
+            }
             _ => None,
         };
         let mut procs: Vec<Proc> = Vec::new();
@@ -535,6 +533,13 @@ impl Script {
             }
             RepOp::AlphaParallel(_) if alphas.is_empty() => ProcNode::Skip,
             RepOp::AlphaParallel(_) => ProcNode::AlphaParallel(alphas),
+            RepOp::SyncExtChoice(_) if procs.is_empty() => ProcNode::Stop,
+            RepOp::SyncExtChoice(_) if procs.len() == 1 => return Ok(Value::Proc(procs.remove(0))),
+            RepOp::SyncExtChoice(_) => ProcNode::Timed(Arc::new(TimedProc::SyncChoice(
+                shared.unwrap_or_else(|| Arc::from(Vec::new())),
+                procs,
+            ))),
+            RepOp::Link(..) => return Err(self.internal("replicated link parallel")),
             RepOp::Seq => {
                 if let Some(Stmt::Generator(_, src)) = stmts.first() {
                     if let Value::Set(_) = self.eval(src, &mut env.clone())? {
@@ -561,21 +566,63 @@ impl Script {
         Ok(Value::Proc(Proc::new(node)))
     }
 
+    /// A prefix with nondeterministic inputs (`c$x -> P`): the internal choice, over the
+    /// values its `$` fields can take, of the prefix offering the events with those values
+    /// (its `?` fields, which come after every `$`, still an external choice), as FDR
+    /// defines `$`; an error when there is no value to choose.
+    fn nondeterministic_prefix(&self, closure: PrefixClosure, span: Span) -> EResult<Proc> {
+        let mut choices: Vec<Vec<Value>> = self
+            .prefix_moves(&closure)
+            .map_err(|e| self.at_if_unpositioned(e, span))?
+            .into_iter()
+            .map(|(chosen, _, _)| chosen)
+            .collect();
+        choices.sort_unstable();
+        choices.dedup();
+        let mut branches: Vec<Proc> = choices
+            .into_iter()
+            .map(|c| {
+                Proc::new(ProcNode::Prefix(PrefixClosure {
+                    choice: Some(c.into()),
+                    ..closure.clone()
+                }))
+            })
+            .collect();
+        Ok(match branches.len() {
+            0 => {
+                return Err(self.err(
+                    span,
+                    ErrorKind::Eval,
+                    "a nondeterministic input `$` with no value to choose (an internal choice \
+                     over nothing)",
+                ))
+            }
+            1 => branches.remove(0),
+            _ => Proc::new(ProcNode::IntChoice(branches)),
+        })
+    }
+
     /// Evaluates a set of events (each element must be a complete event).
     pub(super) fn event_set(&self, e: &Expr, env: &mut Env) -> EResult<EventSet> {
         let v = self.eval(e, env)?;
-        if let Value::Infinite(_) = &v {
-            return self.infinite_event_set(&v, e.span);
+        self.value_event_set(&v, e.span)
+    }
+
+    /// The set of events `v` is (each element must be a complete event); `span` is where
+    /// it is written.
+    pub(super) fn value_event_set(&self, v: &Value, span: Span) -> EResult<EventSet> {
+        if let Value::Infinite(_) = v {
+            return self.infinite_event_set(v, span);
         }
-        let Value::Set(items) = &v else {
+        let Value::Set(items) = v else {
             return Err(self.err(
-                e.span,
+                span,
                 ErrorKind::Type,
-                format!("expected a set of events, found {}", self.show(&v)),
+                format!("expected a set of events, found {}", self.show(v)),
             ));
         };
         for it in items.iter() {
-            if !self.validate_event(it.atoms(), e.span)? {
+            if !self.validate_event(it.atoms(), span)? {
                 let hint = match it.atoms().first() {
                     Some(Value::Chan(_)) => {
                         format!(" (use {{| {} |}} for all its events)", self.show(it))
@@ -583,7 +630,7 @@ impl Script {
                     _ => String::new(),
                 };
                 return Err(self.err(
-                    e.span,
+                    span,
                     ErrorKind::Type,
                     format!("{} in this set is not an event{hint}", self.show(it)),
                 ));

@@ -67,6 +67,7 @@ impl Script {
     /// True if `x` is in the infinite set `s`.
     pub(super) fn inf_contains(&self, s: &InfSet, x: &Value) -> EResult<bool> {
         Ok(match s {
+            InfSet::Procs => matches!(x, Value::Proc(_)),
             InfSet::Ints(r) => matches!(x, Value::Int(i) if r.contains(*i)),
             InfSet::Chars => matches!(x, Value::Char(_)),
             InfSet::Maps(keys, values) => match x {
@@ -197,6 +198,7 @@ impl Script {
             })
         };
         Ok(match s {
+            InfSet::Procs => true,
             InfSet::Ints(r) => r.len() > MAX_COLLECTION as u128,
             InfSet::Seqs(x) => !matches!(x, Value::Set(s) if s.is_empty()),
             InfSet::Chars => true,
@@ -405,6 +407,7 @@ impl Script {
             s.push(')');
         };
         match set {
+            InfSet::Procs => s.push_str("Proc"),
             InfSet::Ints(r) => {
                 let shown: Vec<String> = r
                     .intervals()

@@ -331,7 +331,7 @@ impl Script {
                     span = e.span;
                     self.check_partial_event(&atoms, span)?;
                 }
-                Field::Input(..) => return Ok(()),
+                Field::Input(..) | Field::NondetInput(..) => return Ok(()),
             }
         }
         if !self.validate_event(&atoms, span)? {

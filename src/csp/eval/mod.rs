@@ -47,6 +47,7 @@ mod operators;
 mod patterns;
 mod prefix;
 mod print;
+mod process_ops;
 mod ranges;
 mod timed;
 mod types;

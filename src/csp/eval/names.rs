@@ -30,23 +30,13 @@ impl Script {
             GlobalKind::Builtin(b) => func(Target::Builtin(b)),
             GlobalKind::Stop => Value::Proc(Proc::new(ProcNode::Stop)),
             GlobalKind::Skip => Value::Proc(Proc::new(ProcNode::Skip)),
+            GlobalKind::Div => Value::Proc(Proc::new(ProcNode::Div)),
             GlobalKind::Int => InfSet::Ints(IntRanges::all()).value(),
             GlobalKind::Char => InfSet::Chars.value(),
             GlobalKind::EmptyMap => Value::Map(Arc::from([])),
+            GlobalKind::ProcType => InfSet::Procs.value(),
             GlobalKind::Bool => Value::Set(Arc::from(vec![Value::Bool(false), Value::Bool(true)])),
-            GlobalKind::Events => {
-                if let Some(e) = &self.events_error {
-                    return Err(e.clone());
-                }
-                let t = self.events()?;
-                let mut parts = vec![Value::set_from(t.events.clone())];
-                parts.extend(
-                    t.lazy_channels
-                        .iter()
-                        .map(|&c| InfSet::Productions(Value::Chan(c)).value()),
-                );
-                self.set_union(parts)
-            }
+            GlobalKind::Events => self.events_value()?,
             GlobalKind::True => Value::Bool(true),
             GlobalKind::False => Value::Bool(false),
             GlobalKind::Compression(c) => func(Target::Compression(c)),

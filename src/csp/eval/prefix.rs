@@ -3,6 +3,10 @@
 
 use super::*;
 
+/// One event of a prefix: the values its `$` fields took (in field order), the event and
+/// the continuation.
+pub(super) type PrefixMove = (Vec<Value>, Value, Proc);
+
 impl Script {
     /// `{| v |}`: the events of `v`'s channel (or values of its datatype) extending `v`; a
     /// description ([`InfSet::Productions`]) where they cannot be enumerated.
@@ -185,6 +189,10 @@ impl Script {
         }
     }
 
+    /// The events of prefix `pre` from field `i` on, after `atoms`, each with its
+    /// continuation and the values given to the `$` fields on the way (`chosen`, the values
+    /// of the fields before `i`).
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn prefix_fields(
         &self,
         pre: &PrefixExpr,
@@ -192,12 +200,13 @@ impl Script {
         i: usize,
         atoms: Vec<Value>,
         env: &mut Env,
-        out: &mut Vec<(Value, Proc)>,
+        chosen: &mut Vec<Value>,
+        out: &mut Vec<PrefixMove>,
     ) -> EResult<()> {
         if i == pre.fields.len() {
             let at = pre.fields.last().map_or(pre.event.span, |f| match f {
                 Field::Output(e) => e.span,
-                Field::Input(p, _) => p.span,
+                Field::Input(p, _) | Field::NondetInput(p, _) => p.span,
             });
             if !self.validate_event(&atoms, at)? {
                 let n = self.chan_fields(chan)?.len();
@@ -213,7 +222,7 @@ impl Script {
                 ));
             }
             let body = self.eval_proc(&pre.body, env)?;
-            out.push((Value::from_atoms(&atoms), body));
+            out.push((chosen.clone(), Value::from_atoms(&atoms), body));
             return Ok(());
         }
         match &pre.fields[i] {
@@ -222,9 +231,10 @@ impl Script {
                 let mut next = atoms;
                 next.extend_from_slice(v.atoms());
                 self.check_partial_event(&next, e.span)?;
-                self.prefix_fields(pre, chan, i + 1, next, env, out)
+                self.prefix_fields(pre, chan, i + 1, next, env, chosen, out)
             }
-            Field::Input(p, restriction) => {
+            Field::Input(p, restriction) | Field::NondetInput(p, restriction) => {
+                let nondet = matches!(&pre.fields[i], Field::NondetInput(..));
                 let last = i + 1 == pre.fields.len();
                 let parts = match &p.kind {
                     PatKind::Dot(ps) => ps.len(),
@@ -237,7 +247,11 @@ impl Script {
                             return Err(self.err(
                                 r.span,
                                 ErrorKind::Type,
-                                format!("`?x:S` needs a set, found {}", self.show(&other)),
+                                format!(
+                                    "`{}x:S` needs a set, found {}",
+                                    if nondet { '$' } else { '?' },
+                                    self.show(&other)
+                                ),
                             ))
                         }
                     },
@@ -255,7 +269,8 @@ impl Script {
                         p.span,
                         ErrorKind::Arity,
                         format!(
-                            "`?` has no field left to input: {} already has all {n} field{} of channel `{}`",
+                            "`{}` has no field left to input: {} already has all {n} field{} of channel `{}`",
+                            if nondet { '$' } else { '?' },
                             self.show(&Value::from_atoms(&atoms)),
                             if n == 1 { "" } else { "s" },
                             self.prog.channels[chan as usize].name
@@ -272,7 +287,14 @@ impl Script {
                     if self.match_pattern(p, &v, env)? {
                         let mut next = atoms.clone();
                         next.extend_from_slice(v.atoms());
-                        self.prefix_fields(pre, chan, i + 1, next, env, out)?;
+                        if nondet {
+                            chosen.push(v.clone());
+                        }
+                        let r = self.prefix_fields(pre, chan, i + 1, next, env, chosen, out);
+                        if nondet {
+                            chosen.pop();
+                        }
+                        r?;
                     }
                     env.truncate(mark);
                 }

@@ -133,6 +133,7 @@ impl Script {
         match p.node() {
             ProcNode::Stop => s.push_str("STOP"),
             ProcNode::Skip => s.push_str("SKIP"),
+            ProcNode::Div => s.push_str("DIV"),
             ProcNode::Call(c) => {
                 s.push_str(&self.target_name(&c.target));
                 if !c.args.is_empty() {
@@ -163,6 +164,11 @@ impl Script {
                         s.push_str(" with ");
                         s.push_str(&vals.join(", "));
                     }
+                }
+                if let Some(choice) = &pc.choice {
+                    let vals: Vec<String> = choice.iter().map(|v| self.show(v)).collect();
+                    s.push_str(" choosing $ ");
+                    s.push_str(&vals.join(", "));
                 }
             }
             ProcNode::ExtChoice(ps) => join(s, ps, " [] "),
@@ -229,6 +235,66 @@ impl Script {
                 s.push('(');
                 self.write_proc(s, q, depth + 1);
                 s.push(')');
+            }
+            ProcNode::Exception(a, set, b) => {
+                sub(s, a);
+                s.push_str(" [| ");
+                self.write_set(s, set);
+                s.push_str(" |> ");
+                sub(s, b);
+            }
+            ProcNode::Prioritise(a, order) => self.write_priority(s, a, order, depth),
+        }
+    }
+}
+
+impl Script {
+    /// Writes `P` under a priority order as the call that made it (`prioritise(P, <...>)`,
+    /// `prioritisepo(P, A, R, M)`), or, for an assertion's `:[tau priority over]: A`, as
+    /// `P` with that option.
+    fn write_priority(&self, s: &mut String, p: &Proc, order: &PriorityOrder, depth: usize) {
+        match order {
+            PriorityOrder::Levels(sets) => {
+                s.push_str("prioritise(");
+                self.write_proc(s, p, depth + 1);
+                s.push_str(", <");
+                for (i, set) in sets.iter().enumerate() {
+                    if i > 0 {
+                        s.push_str(", ");
+                    }
+                    self.write_set(s, set);
+                }
+                s.push_str(">)");
+            }
+            PriorityOrder::Partial {
+                events,
+                order,
+                maximal,
+            } => {
+                s.push_str("prioritisepo(");
+                self.write_proc(s, p, depth + 1);
+                s.push_str(", ");
+                self.write_set(s, events);
+                s.push_str(", {");
+                for (i, (x, y)) in order.iter().enumerate() {
+                    if i > 0 {
+                        s.push_str(", ");
+                    }
+                    s.push('(');
+                    self.write_value(s, x);
+                    s.push_str(", ");
+                    self.write_value(s, y);
+                    s.push(')');
+                }
+                s.push_str("}, ");
+                self.write_set(s, maximal);
+                s.push(')');
+            }
+            PriorityOrder::TauOver(set) => {
+                s.push('(');
+                self.write_proc(s, p, depth + 1);
+                s.push_str(") :[tau priority over]: ");
+                self.write_set(s, set);
             }
         }
     }

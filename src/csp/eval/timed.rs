@@ -170,6 +170,15 @@ impl Script {
                     (with_tock(&sb, tock), pq),
                 ]))
             }
+            K::SetProc(op, p, a, q) => {
+                let pp = self.eval_proc(p, env)?;
+                let set = with_tock(&self.event_set(a, env)?, tock);
+                let pq = self.eval_proc(q, env)?;
+                match op {
+                    SetProcOp::SyncInterrupt => timed(TimedProc::SyncInterrupt(pp, set, pq)),
+                    _ => timed(TimedProc::SyncChoice(set, vec![pp, pq])),
+                }
+            }
             K::Guard(b, p) => {
                 if self.eval_bool(b, env)? {
                     self.eval_proc(p, env)?
@@ -192,7 +201,9 @@ impl Script {
         env: &mut Env,
     ) -> EResult<Proc> {
         let shared = match op {
-            RepOp::Parallel(a) => Some(with_tock(&self.event_set(a, env)?, tock)),
+            RepOp::Parallel(a) | RepOp::SyncExtChoice(a) => {
+                Some(with_tock(&self.event_set(a, env)?, tock))
+            }
             _ => None,
         };
         if let (RepOp::Seq, Some(Stmt::Generator(_, src))) = (op, stmts.first()) {
@@ -233,7 +244,12 @@ impl Script {
             RepOp::Parallel(_) => {
                 Proc::new(ProcNode::Parallel(shared.unwrap_or_else(tocks), procs))
             }
-            RepOp::IntChoice => return Err(self.internal("a timed replicated internal choice")),
+            RepOp::SyncExtChoice(_) => {
+                timed(TimedProc::SyncChoice(shared.unwrap_or_else(tocks), procs))
+            }
+            RepOp::IntChoice | RepOp::Link(..) => {
+                return Err(self.internal("a timed replicated operator the lowering rejects"))
+            }
         })
     }
 

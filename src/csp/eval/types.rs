@@ -12,7 +12,15 @@ impl Script {
         let r = match &def.ty {
             None => Ok(Arc::from(Vec::new())),
             Some(t) => self.guarded((1, c), &def.name, def.span, || {
-                self.type_fields(t).map(Arc::from)
+                let fields = self.type_fields(t)?;
+                if fields.iter().any(carries_processes) {
+                    return Err(self.err(
+                        t.span,
+                        ErrorKind::Type,
+                        format!("channel `{}` cannot carry processes (`Proc`)", def.name),
+                    ));
+                }
+                Ok(Arc::from(fields))
             }),
         };
         self.chan_fields[c as usize].get_or_init(|| r).clone()
@@ -333,4 +341,21 @@ impl Script {
         }
         Ok(n)
     }
+}
+
+/// True for a field type whose values are (or hold) processes: `Proc`, or sets, sequences
+/// or tuples of them.
+fn carries_processes(f: &FieldSet) -> bool {
+    fn inf(i: &InfSet) -> bool {
+        match i {
+            InfSet::Procs => true,
+            InfSet::Seqs(x) | InfSet::Sets(x) => val(x),
+            InfSet::Tuples(xs) | InfSet::Union(xs) => xs.iter().any(val),
+            _ => false,
+        }
+    }
+    fn val(v: &Value) -> bool {
+        matches!(v, Value::Infinite(i) if inf(i))
+    }
+    matches!(f, FieldSet::Infinite(i) if inf(i))
 }

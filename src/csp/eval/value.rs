@@ -147,6 +147,8 @@ pub enum InfSet {
     Inter(Arc<[Value]>),
     /// The elements of the first set (infinite) not in the second.
     Diff(Value, Value),
+    /// `Proc`: every process.
+    Procs,
 }
 
 impl InfSet {
@@ -221,6 +223,10 @@ pub enum Builtin {
     Mtransclose,
     /// `loop(P)`: `P ; P ; ...`.
     Loop,
+    /// `prioritise(P, <A1, ..., An>)`
+    Prioritise,
+    /// `prioritisepo(P, A, R, M)`
+    PrioritisePo,
 }
 
 impl Builtin {
@@ -262,6 +268,8 @@ impl Builtin {
             Builtin::Transpose => "transpose",
             Builtin::Mtransclose => "mtransclose",
             Builtin::Loop => "loop",
+            Builtin::Prioritise => "prioritise",
+            Builtin::PrioritisePo => "prioritisepo",
         }
     }
 
@@ -278,14 +286,16 @@ impl Builtin {
             | Builtin::MapMember
             | Builtin::MapUpdateMultiple
             | Builtin::MapDelete
-            | Builtin::Mtransclose => 2,
+            | Builtin::Mtransclose
+            | Builtin::Prioritise => 2,
             Builtin::MapUpdate => 3,
+            Builtin::PrioritisePo => 4,
             _ => 1,
         }
     }
 
     /// All built-in functions.
-    pub const ALL: [Builtin; 35] = [
+    pub const ALL: [Builtin; 37] = [
         Builtin::Union,
         Builtin::Inter,
         Builtin::Diff,
@@ -321,6 +331,8 @@ impl Builtin {
         Builtin::Transpose,
         Builtin::Mtransclose,
         Builtin::Loop,
+        Builtin::Prioritise,
+        Builtin::PrioritisePo,
     ];
 }
 
@@ -397,6 +409,31 @@ pub struct PrefixClosure {
     pub expr: u32,
     /// Bindings of its free variables, in the order the checker lists them.
     pub captured: Arc<[Binding]>,
+    /// For a prefix with nondeterministic inputs (`c$x -> P`), the values its `$` fields
+    /// were given by the internal choice (in field order); `None` before the choice (or
+    /// for a prefix without `$`).
+    pub choice: Option<Arc<[Value]>>,
+}
+
+/// The priority order of `prioritise`, `prioritisepo` and `:[tau priority over]:` (see
+/// `csp::process::priority` for the firing rule).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum PriorityOrder {
+    /// `prioritise(P, <A1, ..., An>)`: the events of `Ai` beat those of `Aj` for `i < j`;
+    /// tau and ✓ rank with `A1`.
+    Levels(Vec<EventSet>),
+    /// `prioritisepo(P, A, R, M)`: the pairs `(x, y)` (`x` beats `y`) of the transitive
+    /// closure of `R`, and tau and ✓ beat every event of `A` not in `M`.
+    Partial {
+        /// The events ordered (`A`).
+        events: EventSet,
+        /// The order, transitively closed: `(x, y)` when `x` beats `y`.
+        order: EventRelation,
+        /// The events of `A` as high as tau and ✓ (`M`).
+        maximal: EventSet,
+    },
+    /// `:[tau priority over]: A`: tau beats every event of `A`.
+    TauOver(EventSet),
 }
 
 /// The operators of process terms.
@@ -406,6 +443,8 @@ pub enum ProcNode {
     Stop,
     /// `SKIP`
     Skip,
+    /// `DIV`: diverges (a tau to itself, forever).
+    Div,
     /// A named process with its arguments (unfold with `Script::unfold`).
     Call(Call),
     /// A prefix (initial events and continuations from `Script::prefix_transitions`).
@@ -438,6 +477,10 @@ pub enum ProcNode {
     /// A compression function applied to a process (`normal(P)`, `sbisim(P)`, ...): the
     /// process explored, compressed, and run as an explicit LTS.
     Compressed(Compression, Proc),
+    /// `P [| A |> Q`: `P` until it does an event of `A`, then `Q`.
+    Exception(Proc, EventSet, Proc),
+    /// `P` under a priority order.
+    Prioritise(Proc, Arc<PriorityOrder>),
 }
 
 /// The processes that timed sections add (`Timed(et) { ... }`, tock-CSP as FDR defines it;

@@ -6,6 +6,7 @@ pub(crate) mod compress;
 pub mod labels;
 pub(crate) mod layout;
 pub(crate) mod network;
+pub(crate) mod priority;
 pub(crate) mod semantics;
 pub(crate) mod system;
 pub(crate) mod terms;

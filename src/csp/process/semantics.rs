@@ -1,7 +1,8 @@
 //! CSP's firing rules (Roscoe's structured operational semantics) on process terms, memoised
 //! by term address.
 //!
-//! - `STOP` and Ω have no transitions; `SKIP -✓-> Ω`; a prefix fires its events.
+//! - `STOP` and Ω have no transitions; `SKIP -✓-> Ω`; `DIV -τ-> DIV`; a prefix fires its
+//!   events.
 //! - `P [] Q`: a tau of a side keeps the choice (`P [] Q -τ-> P' [] Q`); a visible event or ✓
 //!   resolves it.
 //! - `P |~| Q -τ-> P` and `-τ-> Q`.
@@ -11,6 +12,7 @@
 //! - `P [> Q`: `P`'s visible events and ✓ resolve it, `P`'s tau keeps it, and a tau moves to `Q`.
 //! - The static operators (parallels, hiding, renaming, linking) are the rules of a network
 //!   (`network.rs`) whose leaves are the operands.
+//! - The exception `P [| A |> Q` and priority (`prioritise` and its kin): `priority.rs`.
 //! - The processes of timed sections (timed `STOP`, `SKIP` and prefixes, delays, the
 //!   synchronising choice and interrupt, `timed_priority`): `timed.rs`.
 
@@ -123,6 +125,7 @@ impl Semantics {
         match op {
             Op::Stop | Op::Omega => {}
             Op::Skip => out.push((TICK, enc.omega(sec).id())),
+            Op::Div => out.push((TAU, t.id())),
             Op::Prefix => {
                 let closure = enc.prefixes.get(int_arg(t, 0));
                 for (event, next) in enc.script.prefix_transitions(&closure.0)? {
@@ -201,6 +204,7 @@ impl Semantics {
             | Op::SyncInt
             | Op::TPrio => self.fire_timed(sec, t, op, depth, out)?,
             Op::Compressed => self.fire_compressed(sec, t, out)?,
+            Op::Exception | Op::Prio => self.fire_priority_ops(sec, t, op, depth, out)?,
             Op::Net => {
                 return Err(CspError::unpositioned(
                     ErrorKind::Eval,

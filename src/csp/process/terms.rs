@@ -26,9 +26,12 @@ use crate::ts::Label;
 
 use super::compress::CompressedSlot;
 use super::labels::{Alphabets, LabelSet, Labels, LinkMap, RenameMap};
+use super::priority::CompiledPriority;
 use crate::csp::error::{CspError, ErrorKind};
 use crate::csp::eval::Script;
-use crate::csp::value::{EventRelation, EventSet, PrefixClosure, Proc, ProcNode, Value};
+use crate::csp::value::{
+    EventRelation, EventSet, PrefixClosure, PriorityOrder, Proc, ProcNode, Value,
+};
 use crate::reduce::Compression;
 
 /// Deepest nesting of process operators followed when building or firing a term. Building and
@@ -101,9 +104,15 @@ pub(crate) enum Op {
     TPrio,
     /// `compress(k, s)`: state `s` of compressed process `k` (see `compress.rs`).
     Compressed,
+    /// `[|A|>(k, P, lazy)`: exception (see `priority.rs`, as the one below).
+    Exception,
+    /// `prio(k, P)`: `P` under priority order `k`.
+    Prio,
+    /// `DIV`: a tau to itself.
+    Div,
 }
 
-const NAMES: [(&str, Op); 24] = [
+const NAMES: [(&str, Op); 27] = [
     ("STOP", Op::Stop),
     ("SKIP", Op::Skip),
     ("Ω", Op::Omega),
@@ -128,6 +137,9 @@ const NAMES: [(&str, Op); 24] = [
     ("/+A+\\", Op::SyncInt),
     ("tprio", Op::TPrio),
     ("compress", Op::Compressed),
+    ("[|A|>", Op::Exception),
+    ("prio", Op::Prio),
+    ("DIV", Op::Div),
 ];
 
 impl Op {
@@ -155,7 +167,10 @@ impl Op {
         match (self, i) {
             (Op::Prefix, 0) => Some(Table::Prefixes),
             (Op::Lazy, 0) => Some(Table::Lazies),
-            (Op::Parallel | Op::SyncExt | Op::SyncInt, 0) | (Op::Hide, 1) => Some(Table::Sets),
+            (Op::Parallel | Op::SyncExt | Op::SyncInt | Op::Exception, 0) | (Op::Hide, 1) => {
+                Some(Table::Sets)
+            }
+            (Op::Prio, 0) => Some(Table::Priorities),
             (Op::TPrefix, 0) => Some(Table::TimedPrefixes),
             (Op::Compressed, 0) => Some(Table::Compressed),
             (Op::AlphaParallel, 0) => Some(Table::Alphabets),
@@ -199,6 +214,7 @@ enum Table {
     Links,
     TimedPrefixes,
     Compressed,
+    Priorities,
 }
 
 /// A table numbering distinct values of `K`, each with data `V` computed once.
@@ -274,6 +290,8 @@ pub(crate) struct Encoding {
     /// Compressed processes (`normal(P)`, ...): the compression and its argument, with the
     /// explicit LTS made the first time one of its states fires.
     pub(crate) compressed: Interned<(Compression, Proc), CompressedSlot>,
+    /// The priority orders of `prioritise` and its kin, compiled to labels.
+    pub(crate) priorities: Interned<Arc<PriorityOrder>, CompiledPriority>,
     /// Activated processes: `lazy(k)` made active (calls unfolded), by `k`.
     activated: DashMap<u32, TermId>,
     omega: OnceLock<TermId>,
@@ -308,6 +326,7 @@ impl Encoding {
             alphabets: Interned::new(),
             timed_prefixes: Interned::new(),
             compressed: Interned::new(),
+            priorities: Interned::new(),
             activated: DashMap::new(),
             omega: OnceLock::new(),
         })
@@ -373,6 +392,7 @@ impl Encoding {
             Table::Links => self.links.cmp_entries(a, b),
             Table::TimedPrefixes => self.timed_prefixes.cmp_entries(a, b),
             Table::Compressed => self.compressed.cmp_entries(a, b),
+            Table::Priorities => self.priorities.cmp_entries(a, b),
         }
     }
 
@@ -440,6 +460,7 @@ impl Encoding {
         Ok(match p.node() {
             ProcNode::Stop => mk(Op::Stop, &[]),
             ProcNode::Skip => mk(Op::Skip, &[]),
+            ProcNode::Div => mk(Op::Div, &[]),
             ProcNode::Call(_) => {
                 let k = self.lazies.intern(p, |_| Ok(()))?;
                 return self.activate(sec, k, path);
@@ -516,6 +537,18 @@ impl Encoding {
                     .compressed
                     .intern(&(*c, q.clone()), |_| Ok(CompressedSlot::default()))?;
                 mk(Op::Compressed, &[sec.int(k as i64), sec.int(0)])
+            }
+            ProcNode::Exception(l, a, r) => {
+                let k = sec.int(self.set_id(a)? as i64);
+                let l = self.build(sec, l, path)?;
+                mk(Op::Exception, &[k, l, self.lazy(sec, r)?])
+            }
+            ProcNode::Prioritise(q, order) => {
+                let k = self
+                    .priorities
+                    .intern(order, |o| CompiledPriority::new(&self.labels, o))?;
+                let q = self.build(sec, q, path)?;
+                mk(Op::Prio, &[sec.int(k as i64), q])
             }
         })
     }
@@ -658,6 +691,7 @@ impl Encoding {
             Op::Net => return None,
             Op::Stop => ProcNode::Stop,
             Op::Skip => ProcNode::Skip,
+            Op::Div => ProcNode::Div,
             Op::Prefix => ProcNode::Prefix(self.prefixes.get(int_arg(t, 0)).0.clone()),
             Op::Lazy => return Some(self.lazies.get(int_arg(t, 0)).0.clone()),
             Op::Ext => ProcNode::ExtChoice(procs(0)),
@@ -674,6 +708,10 @@ impl Encoding {
             Op::Link => ProcNode::Link(arg(0), self.links.get(int_arg(t, 1)).0.clone(), arg(2)),
             Op::Interrupt => ProcNode::Interrupt(arg(0), arg(1)),
             Op::Timeout => ProcNode::Timeout(arg(0), arg(1)),
+            Op::Exception => {
+                ProcNode::Exception(arg(1), self.sets.get(int_arg(t, 0)).0.clone(), arg(2))
+            }
+            Op::Prio => ProcNode::Prioritise(arg(1), self.priorities.get(int_arg(t, 0)).0.clone()),
             Op::TStop
             | Op::TSkip
             | Op::Delay

@@ -24,7 +24,7 @@ impl Resolver<'_> {
                         format!("`{name}` is a channel or constructor: write `{name}.x`, not `{name}(x)`"),
                     ))
                 }
-                Some(GlobalKind::Stop) | Some(GlobalKind::Skip) => {
+                Some(GlobalKind::Stop) | Some(GlobalKind::Skip) | Some(GlobalKind::Div) => {
                     return Err(RawError::new(
                         span,
                         ErrorKind::Arity,

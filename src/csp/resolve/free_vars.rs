@@ -67,18 +67,23 @@ impl Resolver<'_> {
                 check_concat_patterns(pat)?;
                 self.resolve(e)?;
             }
-            DeclKind::Assert(a) => match &a.kind {
-                AssertionKind::Refinement { spec, imp, .. } => {
-                    self.resolve(spec)?;
-                    self.resolve(imp)?;
-                }
-                AssertionKind::Property { process, property } => {
-                    self.resolve(process)?;
-                    if let Property::HasTrace(_, t) = property {
-                        self.resolve(t)?;
+            DeclKind::Assert(a) => {
+                match &a.kind {
+                    AssertionKind::Refinement { spec, imp, .. } => {
+                        self.resolve(spec)?;
+                        self.resolve(imp)?;
+                    }
+                    AssertionKind::Property { process, property } => {
+                        self.resolve(process)?;
+                        if let Property::HasTrace(_, t) = property {
+                            self.resolve(t)?;
+                        }
                     }
                 }
-            },
+                if let Some(set) = &a.tau_priority {
+                    self.resolve(set)?;
+                }
+            }
             _ => {}
         }
         Ok(())
@@ -207,7 +212,8 @@ impl Resolver<'_> {
             | SetRange(a, b)
             | Guard(a, b)
             | Proc(_, a, b)
-            | Hide(a, b) => {
+            | Hide(a, b)
+            | Project(a, b) => {
                 let mut f = self.resolve(a)?;
                 f.extend(self.resolve(b)?);
                 Ok(f)
@@ -226,7 +232,7 @@ impl Resolver<'_> {
                 free.extend(self.resolve(f)?);
                 Ok(free)
             }
-            Parallel(p, a, q) => {
+            Parallel(p, a, q) | SetProc(_, p, a, q) => {
                 let mut free = self.resolve(p)?;
                 free.extend(self.resolve(a)?);
                 free.extend(self.resolve(q)?);
@@ -262,8 +268,14 @@ impl Resolver<'_> {
                     bodies.push(a);
                 }
                 let mut free = self.resolve_under_stmts(stmts, &bodies)?;
-                if let RepOp::Parallel(a) = op {
+                if let RepOp::Parallel(a) | RepOp::SyncExtChoice(a) = op {
                     free.extend(self.resolve(a)?);
+                }
+                if let RepOp::Link(pairs, tie_stmts) = op {
+                    // The pairs see the replicated variables, then their own statements'.
+                    let all: Vec<Stmt> = stmts.iter().chain(tie_stmts).cloned().collect();
+                    let ties: Vec<&Expr> = pairs.iter().flat_map(|(a, b)| [a, b]).collect();
+                    free.extend(self.resolve_under_stmts(&all, &ties)?);
                 }
                 Ok(free)
             }
@@ -299,7 +311,7 @@ impl Resolver<'_> {
                                 let g = self.resolve(x)?;
                                 f.extend(g.into_iter().filter(|n| not_bound(n, &bound)));
                             }
-                            Field::Input(p, restriction) => {
+                            Field::Input(p, restriction) | Field::NondetInput(p, restriction) => {
                                 if let Some(s) = restriction {
                                     let g = self.resolve(s)?;
                                     f.extend(g.into_iter().filter(|n| not_bound(n, &bound)));

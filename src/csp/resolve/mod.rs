@@ -208,6 +208,10 @@ pub(crate) fn check(decls: &[Decl], prelude: &[Decl]) -> CResult<Program> {
                         define(&mut p, &mut first_def, &n.name, n.span, g);
                         continue;
                     }
+                    if let Some(b) = names::external_builtin(&n.name) {
+                        p.globals.insert(n.name.clone(), GlobalKind::Builtin(b));
+                        continue;
+                    }
                     if names::builtin_global(&n.name).is_some() {
                         // a built-in weft has: the declaration changes nothing
                         continue;

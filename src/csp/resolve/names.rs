@@ -23,25 +23,38 @@ pub const COMPRESSIONS: [&str; 12] = [
 
 /// FDR built-ins that weft does not support, with the reason given to users.
 const UNSUPPORTED_BUILTINS: &[(&str, &str)] = &[
-    ("Proc", "the type `Proc`"),
     ("Event", "the type name `Event`"),
-    ("prioritise", "the built-in `prioritise`"),
-    ("prioritisepo", "the built-in `prioritisepo`"),
-    ("DIV", "the built-in process `DIV`"),
     ("BUFFER", "the built-in process `BUFFER`"),
     ("WEAK_BUFFER", "the built-in process `WEAK_BUFFER`"),
 ];
 
+/// The built-ins FDR provides only once declared `external` (`external prioritise`).
+pub const EXTERNAL_BUILTINS: [Builtin; 2] = [Builtin::Prioritise, Builtin::PrioritisePo];
+
+/// The built-in declared by `external name`, if weft has it (`prioritise_nocache` is
+/// `prioritise`, which weft never caches).
+pub(super) fn external_builtin(name: &str) -> Option<Builtin> {
+    if name == "prioritise_nocache" {
+        return Some(Builtin::Prioritise);
+    }
+    EXTERNAL_BUILTINS.iter().copied().find(|b| b.name() == name)
+}
+
 pub(super) fn builtin_global(name: &str) -> Option<GlobalKind> {
-    if let Some(b) = Builtin::ALL.iter().find(|b| b.name() == name) {
+    if let Some(b) = Builtin::ALL
+        .iter()
+        .find(|b| b.name() == name && !EXTERNAL_BUILTINS.contains(b))
+    {
         return Some(GlobalKind::Builtin(*b));
     }
     Some(match name {
         "STOP" => GlobalKind::Stop,
         "SKIP" => GlobalKind::Skip,
+        "DIV" => GlobalKind::Div,
         "Int" => GlobalKind::Int,
         "Char" => GlobalKind::Char,
         "emptyMap" => GlobalKind::EmptyMap,
+        "Proc" => GlobalKind::ProcType,
         "Bool" => GlobalKind::Bool,
         "Events" => GlobalKind::Events,
         "True" => GlobalKind::True,
@@ -155,6 +168,13 @@ impl Resolver<'_> {
                 .insert(name.clone(), GlobalKind::Compression(c));
             return Ok(BTreeSet::new());
         }
+        if external_builtin(name).is_some() {
+            return Err(RawError::new(
+                span,
+                ErrorKind::UnknownName,
+                format!("`{name}` must be declared first: `external {name}`"),
+            ));
+        }
         if matches!(&**name, "WAIT" | "timed_priority") {
             return Err(RawError::new(
                 span,
@@ -203,8 +223,8 @@ impl Resolver<'_> {
         let broken = self.prog.broken.keys().map(|n| &**n);
         let builtins = Builtin::ALL.iter().map(|b| b.name());
         let fixed = [
-            "STOP", "SKIP", "Int", "Bool", "Events", "True", "False", "true", "false", "Char",
-            "emptyMap",
+            "STOP", "SKIP", "DIV", "Int", "Proc", "Bool", "Events", "True", "False", "true",
+            "false", "Char", "emptyMap",
         ];
         let candidates = locals
             .chain(globals)

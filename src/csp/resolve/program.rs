@@ -20,6 +20,10 @@ pub(crate) enum GlobalKind {
     Builtin(Builtin),
     Stop,
     Skip,
+    /// `DIV`
+    Div,
+    /// `Proc`, the set of all processes
+    ProcType,
     Int,
     Bool,
     /// The type `Char`.

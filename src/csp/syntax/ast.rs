@@ -131,6 +131,34 @@ pub enum RepOp {
     Parallel(Box<Expr>),
     /// `|| x:S @ [A] P`: the alphabet expression (evaluated per binding).
     AlphaParallel(Box<Expr>),
+    /// `[+A+] x:S @ P`: synchronising external choice over the set `A`.
+    SyncExtChoice(Box<Expr>),
+    /// `[a <-> b, ... | stmts] x:<s> @ P`: link parallel chaining the processes of a
+    /// sequence, each linked to the next by the pairs evaluated with the binding of the
+    /// first of the two.
+    Link(Vec<(Expr, Expr)>, Vec<Stmt>),
+}
+
+/// Process operators with an event set between two processes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SetProcOp {
+    /// `P [| A |> Q`: exception (an event of `A` done by `P` hands over to `Q`).
+    Exception,
+    /// `P [+ A +] Q`: synchronising external choice.
+    SyncExtChoice,
+    /// `P /+ A +\ Q`: synchronising interrupt.
+    SyncInterrupt,
+}
+
+impl SetProcOp {
+    /// The opening and closing brackets of the operator as written.
+    pub fn brackets(self) -> (&'static str, &'static str) {
+        match self {
+            SetProcOp::Exception => ("[|", "|>"),
+            SetProcOp::SyncExtChoice => ("[+", "+]"),
+            SetProcOp::SyncInterrupt => ("/+", "+\\"),
+        }
+    }
 }
 
 /// A comprehension or replication statement.
@@ -149,6 +177,8 @@ pub enum Field {
     Output(Expr),
     /// `?p` or `?p:S`
     Input(Pattern, Option<Expr>),
+    /// `$p` or `$p:S`: nondeterministic input (an internal choice over the values).
+    NondetInput(Pattern, Option<Expr>),
 }
 
 /// `e fields -> body`
@@ -236,6 +266,10 @@ pub enum ExprKind {
     Proc(ProcOp, Box<Expr>, Box<Expr>),
     /// `P \ A`
     Hide(Box<Expr>, Box<Expr>),
+    /// `P |\ A`: projection (every event outside `A` hidden).
+    Project(Box<Expr>, Box<Expr>),
+    /// `P [| A |> Q`, `P [+ A +] Q`, `P /+ A +\ Q`.
+    SetProc(SetProcOp, Box<Expr>, Box<Expr>, Box<Expr>),
     /// `P [| A |] Q`
     Parallel(Box<Expr>, Box<Expr>, Box<Expr>),
     /// `P [A || B] Q`
@@ -386,6 +420,9 @@ pub struct AssertDecl {
     pub negated: bool,
     /// What is asserted.
     pub kind: AssertionKind,
+    /// `:[tau priority over]: A`: the set `A` whose events the checked process (the
+    /// implementation of a refinement) may do only in states without tau.
+    pub tau_priority: Option<Expr>,
 }
 
 /// Declaration kinds.

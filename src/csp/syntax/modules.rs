@@ -356,9 +356,15 @@ fn rename_expr_here(e: &mut Expr, names: &Names) {
         | SetRange(a, b)
         | Guard(a, b)
         | Proc(_, a, b)
+        | Project(a, b)
         | Hide(a, b) => {
             rename_expr(a, names);
             rename_expr(b, names);
+        }
+        SetProc(_, p, a, q) => {
+            rename_expr(p, names);
+            rename_expr(a, names);
+            rename_expr(q, names);
         }
         Unary(_, a) | SetFrom(a) | SeqFrom(a) => rename_expr(a, names),
         App(f, args) => {
@@ -394,7 +400,7 @@ fn rename_expr_here(e: &mut Expr, names: &Names) {
             for f in &mut p.fields {
                 match f {
                     Field::Output(x) => rename_expr(x, names),
-                    Field::Input(pat, set) => {
+                    Field::Input(pat, set) | Field::NondetInput(pat, set) => {
                         rename_pattern(pat, names);
                         if let Some(s) = set {
                             rename_expr(s, names);

@@ -36,7 +36,12 @@ pub fn expr_level(e: &Expr) -> u8 {
             ProcOp::Seq => L_SEQ,
         },
         ExprKind::Parallel(..) | ExprKind::AlphaParallel(..) | ExprKind::Link(..) => L_PAR,
-        ExprKind::Hide(..) => L_HIDE,
+        ExprKind::Hide(..) | ExprKind::Project(..) => L_HIDE,
+        ExprKind::SetProc(op, ..) => match op {
+            SetProcOp::Exception => L_PAR,
+            SetProcOp::SyncExtChoice => L_EXTCHOICE,
+            SetProcOp::SyncInterrupt => L_INTERRUPT,
+        },
         ExprKind::Prefix(_) | ExprKind::Guard(..) => L_PREFIX,
         ExprKind::Dot(..) => L_DOT,
         ExprKind::Binary(op, ..) => match op {

@@ -313,8 +313,12 @@ fn write_bare(s: &mut String, e: &Expr) {
                         s.push('!');
                         write_expr(s, x, L_DOT);
                     }
-                    Field::Input(pat, r) => {
-                        s.push('?');
+                    Field::Input(pat, r) | Field::NondetInput(pat, r) => {
+                        s.push(if matches!(f, Field::Input(..)) {
+                            '?'
+                        } else {
+                            '$'
+                        });
                         write_pattern(s, pat);
                         if let Some(r) = r {
                             s.push(':');
@@ -341,6 +345,26 @@ fn write_bare(s: &mut String, e: &Expr) {
             write_expr(s, p, L_HIDE);
             s.push_str(" \\ ");
             write_expr(s, a, L_HIDE + 1);
+        }
+        Project(p, a) => {
+            write_expr(s, p, L_HIDE);
+            s.push_str(" |\\ ");
+            write_expr(s, a, L_HIDE + 1);
+        }
+        SetProc(op, p, a, q) => {
+            let l = expr_level(e);
+            let (open, close) = op.brackets();
+            // The exception does not associate (as the parallels).
+            let left = if *op == SetProcOp::Exception {
+                l + 1
+            } else {
+                l
+            };
+            write_expr(s, p, left);
+            let _ = write!(s, " {open} ");
+            write_expr(s, a, 0);
+            let _ = write!(s, " {close} ");
+            write_expr(s, q, l + 1);
         }
         Parallel(p, a, q) => {
             write_expr(s, p, L_PAR + 1);
@@ -384,6 +408,16 @@ fn write_bare(s: &mut String, e: &Expr) {
                     s.push_str(" |] ");
                 }
                 RepOp::AlphaParallel(_) => s.push_str("|| "),
+                RepOp::SyncExtChoice(a) => {
+                    s.push_str("[+ ");
+                    write_expr(s, a, 0);
+                    s.push_str(" +] ");
+                }
+                RepOp::Link(pairs, stmts) => {
+                    s.push('[');
+                    write_pairs(s, pairs, " <-> ", stmts);
+                    s.push_str("] ");
+                }
             }
             write_stmts(s, stmts);
             s.push_str(" @ ");
@@ -544,6 +578,10 @@ fn write_decl(s: &mut String, d: &Decl) {
                         }
                     }
                 }
+            }
+            if let Some(set) = &a.tau_priority {
+                s.push_str(" :[tau priority over]: ");
+                write_expr(s, set, 0);
             }
         }
         DeclKind::Transparent(names) => {
@@ -758,8 +796,12 @@ fn sx_here(s: &mut String, e: &Expr) {
                                 sx(s, x);
                                 s.push(')');
                             }
-                            Field::Input(pat, r) => {
-                                s.push_str(" (? ");
+                            Field::Input(pat, r) | Field::NondetInput(pat, r) => {
+                                s.push_str(if matches!(f, Field::Input(..)) {
+                                    " (? "
+                                } else {
+                                    " ($ "
+                                });
                                 write_pattern(s, pat);
                                 if let Some(r) = r {
                                     s.push(' ');
@@ -783,6 +825,15 @@ fn sx_here(s: &mut String, e: &Expr) {
                 Hide(p, a) => {
                     s.push('\\');
                     sx_all(s, &[(**p).clone(), (**a).clone()]);
+                }
+                Project(p, a) => {
+                    s.push_str("project");
+                    sx_all(s, &[(**p).clone(), (**a).clone()]);
+                }
+                SetProc(op, p, a, q) => {
+                    let (open, close) = op.brackets();
+                    let _ = write!(s, "{open}{close}");
+                    sx_all(s, &[(**p).clone(), (**a).clone(), (**q).clone()]);
                 }
                 Parallel(p, a, q) => {
                     s.push_str("par");
@@ -834,6 +885,21 @@ fn sx_here(s: &mut String, e: &Expr) {
                         RepOp::AlphaParallel(a) => {
                             s.push_str("rep|| ");
                             sx(s, a);
+                        }
+                        RepOp::SyncExtChoice(a) => {
+                            s.push_str("rep[++] ");
+                            sx(s, a);
+                        }
+                        RepOp::Link(pairs, st) => {
+                            s.push_str("replink");
+                            for (a, b) in pairs {
+                                s.push_str(" (");
+                                sx(s, a);
+                                s.push(' ');
+                                sx(s, b);
+                                s.push(')');
+                            }
+                            sx_stmts(s, st);
                         }
                     }
                     sx_stmts(s, st);

@@ -182,6 +182,7 @@ impl Lowering<'_> {
             DeclKind::PatBind(p, e) => DeclKind::PatBind(p, self.expr(e, sec)?),
             DeclKind::Assert(a) => DeclKind::Assert(AssertDecl {
                 negated: a.negated,
+                tau_priority: self.opt(a.tau_priority, sec)?,
                 kind: match a.kind {
                     AssertionKind::Refinement { spec, model, imp } => AssertionKind::Refinement {
                         spec: self.expr(spec, sec)?,
@@ -288,6 +289,22 @@ impl Lowering<'_> {
                         "the linked parallel operator is not allowed in a timed section",
                     ))
                 }
+                K::Replicated(RepOp::Link(..), ..) => {
+                    return Err(RawError::new(
+                        span,
+                        ErrorKind::Eval,
+                        "the replicated linked parallel operator is not allowed in a timed section",
+                    ))
+                }
+                K::Prefix(ref p)
+                    if p.fields.iter().any(|f| matches!(f, Field::NondetInput(..))) =>
+                {
+                    return Err(RawError::new(
+                        span,
+                        ErrorKind::Eval,
+                        "a nondeterministic input `$` is not allowed in a timed section",
+                    ))
+                }
                 kind => {
                     let lowered = plain(self.kind(kind, sec)?);
                     // The operators that synchronise on tock in a section (libcspm's
@@ -302,6 +319,7 @@ impl Lowering<'_> {
                         K::Proc(ProcOp::ExtChoice | ProcOp::Interleave | ProcOp::Interrupt, ..)
                         | K::Parallel(..)
                         | K::AlphaParallel(..)
+                        | K::SetProc(SetProcOp::SyncExtChoice | SetProcOp::SyncInterrupt, ..)
                         | K::Guard(..) => self.timed(s, TimedForm::Operator(lowered), span),
                         K::Replicated(op, ..) if !matches!(op, RepOp::IntChoice) => {
                             self.timed(s, TimedForm::Operator(lowered), span)
@@ -362,6 +380,9 @@ impl Lowering<'_> {
                         Ok(match f {
                             Field::Output(e) => Field::Output(self.expr(e, sec)?),
                             Field::Input(pat, set) => Field::Input(pat, self.opt(set, sec)?),
+                            Field::NondetInput(pat, set) => {
+                                Field::NondetInput(pat, self.opt(set, sec)?)
+                            }
                         })
                     })
                     .collect::<LResult<_>>()?;
@@ -374,6 +395,10 @@ impl Lowering<'_> {
             K::Guard(b, p) => K::Guard(self.bx(*b, sec)?, self.bx(*p, sec)?),
             K::Proc(op, a, b) => K::Proc(op, self.bx(*a, sec)?, self.bx(*b, sec)?),
             K::Hide(p, a) => K::Hide(self.bx(*p, sec)?, self.bx(*a, sec)?),
+            K::Project(p, a) => K::Project(self.bx(*p, sec)?, self.bx(*a, sec)?),
+            K::SetProc(op, p, a, q) => {
+                K::SetProc(op, self.bx(*p, sec)?, self.bx(*a, sec)?, self.bx(*q, sec)?)
+            }
             K::Parallel(p, a, q) => {
                 K::Parallel(self.bx(*p, sec)?, self.bx(*a, sec)?, self.bx(*q, sec)?)
             }
@@ -398,6 +423,10 @@ impl Lowering<'_> {
                 let op = match op {
                     RepOp::Parallel(a) => RepOp::Parallel(self.bx(*a, sec)?),
                     RepOp::AlphaParallel(a) => RepOp::AlphaParallel(self.bx(*a, sec)?),
+                    RepOp::SyncExtChoice(a) => RepOp::SyncExtChoice(self.bx(*a, sec)?),
+                    RepOp::Link(pairs, stmts) => {
+                        RepOp::Link(self.pairs(pairs, sec)?, self.stmts(stmts, sec)?)
+                    }
                     other => other,
                 };
                 K::Replicated(op, self.stmts(stmts, sec)?, self.bx(*body, sec)?)

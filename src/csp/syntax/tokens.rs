@@ -147,6 +147,18 @@ pub enum Tok {
     Parallel,
     Interrupt,
     Timeout,
+    /// `[+` (synchronising external choice)
+    LSyncExt,
+    /// `+]`
+    RSyncExt,
+    /// `/+` (synchronising interrupt)
+    LSyncInt,
+    /// `+\`
+    RSyncInt,
+    /// `|>` (closing the exception operator `[| A |>`)
+    RException,
+    /// `|\` (projection)
+    Project,
     /// `[T=`, `[F=`, `[FD=`, `[V=`, `[VD=`, `[R=`, `[RD=`.
     Refines(Model),
     /// `:[name [model]]` of an assertion; `name` normalised to single spaces, lower case.
@@ -172,6 +184,12 @@ impl Tok {
                 | Arrow
                 | FatArrow
                 | Timeout
+                | LSyncExt
+                | RSyncExt
+                | LSyncInt
+                | RSyncInt
+                | RException
+                | Project
                 | Parallel
                 | Semi
                 | Amp
@@ -243,6 +261,12 @@ impl Tok {
                 | Arrow
                 | FatArrow
                 | Timeout
+                | LSyncExt
+                | RSyncExt
+                | LSyncInt
+                | RSyncInt
+                | RException
+                | Project
                 | Parallel
                 | Semi
                 | Amp
@@ -390,6 +414,12 @@ impl Tok {
             Parallel => "||",
             Interrupt => "/\\",
             Timeout => "[>",
+            LSyncExt => "[+",
+            RSyncExt => "+]",
+            LSyncInt => "/+",
+            RSyncInt => "+\\",
+            RException => "|>",
+            Project => "|\\",
             _ => "?",
         }
     }

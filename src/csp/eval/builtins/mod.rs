@@ -3,6 +3,7 @@
 
 mod events;
 mod maps;
+mod priority;
 mod relations;
 mod seqs;
 mod sets;
@@ -125,6 +126,8 @@ impl Script {
             }
             Builtin::Mtransclose => relations::mtransclose(&c),
             Builtin::Loop => relations::loop_process(&c),
+            Builtin::Prioritise => priority::prioritise(&c),
+            Builtin::PrioritisePo => priority::prioritise_po(&c),
         }
     }
 

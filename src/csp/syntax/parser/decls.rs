@@ -440,13 +440,23 @@ impl Parser<'_> {
             }
             _ => return Err(self.unexpected("`[T=`, `[F=`, `[FD=` or `:[...]` in an assertion")),
         };
-        if let Tok::Property { name, .. } = self.peek().clone() {
-            return Err(unsupported(
-                self.span(),
-                &format!("the assertion option `:[{name}]`"),
-            ));
+        let mut tau_priority = None;
+        if let Tok::Property { name, model } = self.peek().clone() {
+            let is_tau_priority = matches!(name.as_str(), "tau priority" | "tau priority over");
+            if !is_tau_priority || model.is_some() || tau_priority.is_some() {
+                return Err(unsupported(
+                    self.span(),
+                    &format!("the assertion option `:[{name}]`"),
+                ));
+            }
+            self.bump();
+            tau_priority = Some(self.parse_expr(0)?);
         }
-        Ok(AssertDecl { negated, kind })
+        Ok(AssertDecl {
+            negated,
+            kind,
+            tau_priority,
+        })
     }
 }
 

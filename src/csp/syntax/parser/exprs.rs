@@ -24,7 +24,9 @@ impl Parser<'_> {
                 Tok::Interrupt => (L_INTERRUPT, L_INTERRUPT + 1),
                 Tok::Timeout => (L_TIMEOUT, L_TIMEOUT + 1),
                 Tok::Semi => (L_SEQ, L_SEQ + 1),
-                Tok::Backslash => (L_HIDE, L_HIDE + 1),
+                Tok::Backslash | Tok::Project => (L_HIDE, L_HIDE + 1),
+                Tok::LSyncExt => (L_EXTCHOICE, L_EXTCHOICE + 1),
+                Tok::LSyncInt => (L_INTERRUPT, L_INTERRUPT + 1),
                 Tok::Arrow | Tok::Amp => (L_PREFIX, L_PREFIX),
                 Tok::Question | Tok::Bang | Tok::Dollar => (L_FIELD, L_PREFIX),
                 Tok::Dot => (L_DOT, L_DOT),
@@ -77,15 +79,44 @@ impl Parser<'_> {
                     self.open_bracket();
                     let a = self.parse_expr(0)?;
                     self.close_bracket();
-                    self.expect(&Tok::RPar, "`|]` closing `[|`")?;
+                    let exception = self.eat(&Tok::RException);
+                    if !exception {
+                        self.expect(&Tok::RPar, "`|]` or `|>` closing `[|`")?;
+                    }
                     let rhs = self.parse_expr(right_min)?;
                     let span = lhs.span.to(rhs.span);
-                    let e = self.mk(
-                        ExprKind::Parallel(Box::new(lhs), Box::new(a), Box::new(rhs)),
-                        span,
-                    );
+                    let (lhs, a, rhs) = (Box::new(lhs), Box::new(a), Box::new(rhs));
+                    let kind = if exception {
+                        ExprKind::SetProc(SetProcOp::Exception, lhs, a, rhs)
+                    } else {
+                        ExprKind::Parallel(lhs, a, rhs)
+                    };
+                    let e = self.mk(kind, span);
                     self.check_nonassoc_parallel(op_span)?;
                     e
+                }
+                Tok::LSyncExt | Tok::LSyncInt => {
+                    self.bump();
+                    self.open_bracket();
+                    let a = self.parse_expr(0)?;
+                    self.close_bracket();
+                    let op = if tok == Tok::LSyncExt {
+                        self.expect(&Tok::RSyncExt, "`+]` closing `[+`")?;
+                        SetProcOp::SyncExtChoice
+                    } else {
+                        self.expect(&Tok::RSyncInt, "`+\\` closing `/+`")?;
+                        SetProcOp::SyncInterrupt
+                    };
+                    let rhs = self.parse_expr(right_min)?;
+                    let span = lhs.span.to(rhs.span);
+                    let kind = ExprKind::SetProc(op, Box::new(lhs), Box::new(a), Box::new(rhs));
+                    self.mk(kind, span)
+                }
+                Tok::Project => {
+                    self.bump();
+                    let rhs = self.parse_expr(right_min)?;
+                    let span = lhs.span.to(rhs.span);
+                    self.mk(ExprKind::Project(Box::new(lhs), Box::new(rhs)), span)
                 }
                 Tok::LBrack => {
                     self.bump();
@@ -149,8 +180,17 @@ impl Parser<'_> {
                                 self.bump();
                                 fields.push(Field::Output(self.parse_field_expr(L_DOT)?));
                             }
-                            Tok::Question => {
-                                self.bump();
+                            Tok::Question | Tok::Dollar => {
+                                let at = self.span();
+                                let nondet = self.bump().tok == Tok::Dollar;
+                                if nondet && fields.iter().any(|f| matches!(f, Field::Input(..))) {
+                                    return Err(RawError::new(
+                                        at,
+                                        ErrorKind::Syntax,
+                                        "a nondeterministic input `$` cannot follow an input `?` \
+                                         (FDR chooses every `$` field before the `?` fields)",
+                                    ));
+                                }
                                 let p = self.parse_field_expr(L_DOT)?;
                                 let pat = to_pattern(&p)?;
                                 let restriction = if self.eat(&Tok::Colon) {
@@ -158,10 +198,11 @@ impl Parser<'_> {
                                 } else {
                                     None
                                 };
-                                fields.push(Field::Input(pat, restriction));
-                            }
-                            Tok::Dollar => {
-                                return Err(unsupported(self.span(), "nondeterministic input `$`"))
+                                fields.push(if nondet {
+                                    Field::NondetInput(pat, restriction)
+                                } else {
+                                    Field::Input(pat, restriction)
+                                });
                             }
                             _ => break,
                         }
@@ -546,10 +587,40 @@ impl Parser<'_> {
                     span,
                 ))
             }
-            Tok::LBrack => Err(unsupported(
-                start,
-                "replicated link parallel `[a <-> b] x:S @ P`",
-            )),
+            Tok::LSyncExt => {
+                self.bump();
+                self.open_bracket();
+                let a = self.parse_expr(0)?;
+                self.close_bracket();
+                self.expect(&Tok::RSyncExt, "`+]` closing `[+`")?;
+                let stmts = self.parse_stmts()?;
+                self.expect(
+                    &Tok::At,
+                    "`@` in a replicated synchronising external choice",
+                )?;
+                let body = self.parse_expr(0)?;
+                let span = start.to(body.span);
+                Ok(self.mk(
+                    ExprKind::Replicated(RepOp::SyncExtChoice(Box::new(a)), stmts, Box::new(body)),
+                    span,
+                ))
+            }
+            Tok::LBrack => {
+                self.bump();
+                self.open_bracket();
+                let first = self.parse_expr(0)?;
+                let (ties, tie_stmts) = self.parse_pairs(first, &Tok::Tie, "`<->`")?;
+                self.close_bracket();
+                self.expect(&Tok::RBrack, "`]` closing a link parallel `[a <-> b]`")?;
+                let stmts = self.parse_stmts()?;
+                self.expect(&Tok::At, "`@` in a replicated link parallel")?;
+                let body = self.parse_expr(0)?;
+                let span = start.to(body.span);
+                Ok(self.mk(
+                    ExprKind::Replicated(RepOp::Link(ties, tie_stmts), stmts, Box::new(body)),
+                    span,
+                ))
+            }
             Tok::Str(text) => {
                 self.bump();
                 Ok(self.mk(ExprKind::Str(text.as_str().into()), start))
