@@ -32,8 +32,8 @@ impl TransitionSystem for Numbers {
         String::new()
     }
 
-    fn state_number(&self, state: &u32) -> Option<u32> {
-        Some(*state)
+    fn state_number(&self, state: &u32) -> Option<weft::ts::StateNumber> {
+        Some(weft::ts::StateNumber(*state))
     }
 }
 
@@ -54,7 +54,7 @@ fn same_state(a: u64, b: u64) {
         first.join().expect("worker"),
         second.join().expect("worker"),
     ];
-    let new: Vec<u32> = offers
+    let new: Vec<weft::explore::ProvisionalId> = offers
         .iter()
         .filter_map(|o| match o {
             Offer::New(p) => Some(*p),
