@@ -8,7 +8,7 @@
 
 #![forbid(unsafe_code)]
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 use super::Equivalence;
 use crate::lts::Lts;
@@ -98,8 +98,8 @@ impl Compression {
             .join(", ")
     }
 
-    /// The compression of `lts`. Labels keep their numbers; label `tick_name` (if any label
-    /// has it) is ✓, which leads to a state with no transitions.
+    /// The compression of `lts`. Labels keep their numbers; the label named ✓ is termination
+    /// (a state that can perform it is not stable).
     pub fn apply(self, lts: &Lts) -> Lts {
         match self {
             Compression::Explicate => reachable(lts),
@@ -292,7 +292,7 @@ fn chase(lts: &Lts) -> Lts {
             continue;
         }
         let mut path: Vec<u32> = Vec::new();
-        let mut on_path: HashMap<u32, ()> = HashMap::new();
+        let mut on_path: HashSet<u32> = HashSet::new();
         let mut s = start;
         let end = loop {
             if chased[s as usize] != UNKNOWN {
@@ -301,7 +301,7 @@ fn chase(lts: &Lts) -> Lts {
             match first_tau(s) {
                 None => break s,
                 Some(t) => {
-                    if on_path.insert(s, ()).is_some() {
+                    if !on_path.insert(s) {
                         break DIVERGES;
                     }
                     path.push(s);
