@@ -44,7 +44,46 @@ pub trait TransitionSystem: Sync {
     fn state_number(&self, _state: &Self::State) -> Option<StateNumber> {
         None
     }
+
+    /// The number of words of the canonical encoding of every state
+    /// ([`TransitionSystem::encode_state`]), or why this system has none.
+    ///
+    /// A canonical encoding is what lets a state leave the process that made it: be sent to
+    /// another process of a distributed run, or written to a checkpoint and read back by a
+    /// later run. It is a fixed number of `u32` words that every process loading the same
+    /// model derives identically from the model alone: never an address, an intern number or
+    /// any number given in the order threads happened to meet states.
+    fn encoded_width(&self) -> Result<usize, NoCanonicalEncoding> {
+        Err(NoCanonicalEncoding(
+            "this system has no canonical encoding of its states".to_string(),
+        ))
+    }
+
+    /// Writes the canonical encoding of `state` into `words` (exactly
+    /// [`TransitionSystem::encoded_width`] words). Called only when `encoded_width` is `Ok`.
+    fn encode_state(&self, _state: &Self::State, _words: &mut [u32]) {
+        unreachable!("encode_state called on a system without a canonical encoding")
+    }
+
+    /// The state whose canonical encoding is `words`, or `None` if no state of this system
+    /// encodes to them (a corrupted checkpoint, another model's message). Called only when
+    /// `encoded_width` is `Ok`; safe to call from any thread.
+    fn decode_state(&self, _words: &[u32]) -> Option<Self::State> {
+        None
+    }
 }
+
+/// Why a system cannot encode its states canonically ([`TransitionSystem::encoded_width`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NoCanonicalEncoding(pub String);
+
+impl std::fmt::Display for NoCanonicalEncoding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for NoCanonicalEncoding {}
 
 /// A system's own number of one of its states ([`TransitionSystem::state_number`]): fixed
 /// when the state is created, so it may depend on the order in which workers created states

@@ -251,6 +251,23 @@ impl TransitionSystem for Lts {
     fn state_number(&self, state: &u32) -> Option<crate::ts::StateNumber> {
         Some(crate::ts::StateNumber(*state))
     }
+
+    /// A state's number is its canonical encoding: it comes from the file (or the model the
+    /// LTS was made from), not from the order of a run.
+    fn encoded_width(&self) -> Result<usize, crate::ts::NoCanonicalEncoding> {
+        Ok(1)
+    }
+
+    fn encode_state(&self, state: &u32, words: &mut [u32]) {
+        words[0] = *state;
+    }
+
+    fn decode_state(&self, words: &[u32]) -> Option<u32> {
+        match words {
+            [s] if *s < self.num_states() => Some(*s),
+            _ => None,
+        }
+    }
 }
 
 #[cfg(test)]

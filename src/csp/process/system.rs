@@ -60,7 +60,7 @@ use parking_lot::{Mutex, RwLock};
 use crate::explore::{IndexHandle, StateIndex};
 use crate::hash::WordBuildHasher;
 use crate::term::{global, RootRegistration, RootSet, TermId, TermThread};
-use crate::ts::{Label, TransitionSystem};
+use crate::ts::{Label, NoCanonicalEncoding, TransitionSystem};
 
 use super::labels::TICK;
 use super::layout::Layout;
@@ -889,5 +889,83 @@ impl TransitionSystem for CspSystem {
 
     fn state_number(&self, state: &CspState) -> Option<crate::ts::StateNumber> {
         Some(crate::ts::StateNumber(state.0))
+    }
+
+    /// A network whose positions are all explicit encodes a state as its packed vector of
+    /// leaf numbers: each position's leaves are numbered breadth first in the canonical order
+    /// of their transitions when the system is made, so the vector depends on the script
+    /// only. Other systems number some processes as met and have no canonical encoding.
+    fn encoded_width(&self) -> Result<usize, NoCanonicalEncoding> {
+        match &self.shared.shape {
+            Shape::Network {
+                layout,
+                all_explicit: true,
+                ..
+            } => Ok(layout.words()),
+            Shape::Network { positions, .. } => {
+                let lazy = positions
+                    .iter()
+                    .position(|p| matches!(p, Position::Lazy(_)))
+                    .unwrap_or(0);
+                Err(NoCanonicalEncoding(format!(
+                    "component {} of the process has more than {EXPLICIT_LEAVES} states, or \
+                     could not be explored on its own: its states are numbered as met, which \
+                     another process or a later run would not repeat",
+                    lazy + 1
+                )))
+            }
+            Shape::Term => Err(NoCanonicalEncoding(
+                "the process is not a parallel composition (a network) of processes explored \
+                 on their own: its states are numbered as met, which another process or a \
+                 later run would not repeat"
+                    .to_string(),
+            )),
+        }
+    }
+
+    fn encode_state(&self, state: &CspState, words: &mut [u32]) {
+        let Shape::Network { index, .. } = &self.shared.shape else {
+            unreachable!("encode_state needs a canonical encoding");
+        };
+        index.read_key(state.0, words);
+    }
+
+    fn decode_state(&self, words: &[u32]) -> Option<CspState> {
+        let Shape::Network {
+            positions,
+            layout,
+            index,
+            omega,
+            all_explicit: true,
+            ..
+        } = &self.shared.shape
+        else {
+            return None;
+        };
+        if words.len() != layout.words() {
+            return None;
+        }
+        if words == layout.omega().as_slice() {
+            return Some(CspState(*omega));
+        }
+        // Every field must name a leaf of its position, and bits outside fields be clear.
+        let mut rebuilt = vec![0; layout.words()];
+        for (p, position) in positions.iter().enumerate() {
+            let Position::Explicit(lts) = position else {
+                return None;
+            };
+            let n = layout.get(words, p);
+            if n as usize >= lts.terms.len() {
+                return None;
+            }
+            layout.set(&mut rebuilt, p, n);
+        }
+        if rebuilt != words {
+            return None;
+        }
+        self.with_context(|ctx, _| {
+            let handle = ctx.handle.as_mut()?;
+            index.insert(handle, words).ok().map(|(n, _)| CspState(n))
+        })
     }
 }
