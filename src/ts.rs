@@ -52,7 +52,8 @@ pub trait TransitionSystem: Sync {
     /// another process of a distributed run, or written to a checkpoint and read back by a
     /// later run. It is a fixed number of `u32` words that every process loading the same
     /// model derives identically from the model alone: never an address, an intern number or
-    /// any number given in the order threads happened to meet states.
+    /// any number given in the order threads happened to meet states. The highest bit of the
+    /// last word is always 0 (engines may use it as a mark).
     fn encoded_width(&self) -> Result<usize, NoCanonicalEncoding> {
         Err(NoCanonicalEncoding(
             "this system has no canonical encoding of its states".to_string(),
@@ -70,6 +71,24 @@ pub trait TransitionSystem: Sync {
     /// `encoded_width` is `Ok`; safe to call from any thread.
     fn decode_state(&self, _words: &[u32]) -> Option<Self::State> {
         None
+    }
+
+    /// Calls `emit(label, encoding)` for every outgoing transition of the state encoded by
+    /// `words`, with the encodings of the targets, in the order of
+    /// [`TransitionSystem::for_each_successor`]. Called only when `encoded_width` is `Ok`.
+    ///
+    /// The default decodes, enumerates and encodes; a system that can compute successors on
+    /// encodings directly overrides it, so that an engine storing encodings (compactly, or on
+    /// other machines) makes the system keep no state of its own.
+    fn for_each_encoded_successor(&self, words: &[u32], emit: &mut dyn FnMut(Label, &[u32])) {
+        let Some(state) = self.decode_state(words) else {
+            return;
+        };
+        let mut buffer = vec![0; words.len()];
+        self.for_each_successor(&state, &mut |label, target| {
+            self.encode_state(&target, &mut buffer);
+            emit(label, &buffer);
+        });
     }
 }
 

@@ -254,18 +254,31 @@ impl TransitionSystem for Lts {
 
     /// A state's number is its canonical encoding: it comes from the file (or the model the
     /// LTS was made from), not from the order of a run.
+    /// One word, or two when numbers reach the highest bit (kept clear in the last word).
     fn encoded_width(&self) -> Result<usize, crate::ts::NoCanonicalEncoding> {
-        Ok(1)
+        Ok(if self.num_states() <= 1 << 31 { 1 } else { 2 })
     }
 
     fn encode_state(&self, state: &u32, words: &mut [u32]) {
         words[0] = *state;
+        if let Some(w) = words.get_mut(1) {
+            *w = 0;
+        }
     }
 
     fn decode_state(&self, words: &[u32]) -> Option<u32> {
+        let width = if self.num_states() <= 1 << 31 { 1 } else { 2 };
         match words {
-            [s] if *s < self.num_states() => Some(*s),
+            [s] | [s, 0] if words.len() == width && *s < self.num_states() => Some(*s),
             _ => None,
+        }
+    }
+
+    fn for_each_encoded_successor(&self, words: &[u32], emit: &mut dyn FnMut(Label, &[u32])) {
+        let mut buffer = [0u32; 2];
+        for (l, t) in self.successors(words[0]) {
+            buffer[0] = t;
+            emit(l, &buffer[..words.len()]);
         }
     }
 }

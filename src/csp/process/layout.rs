@@ -55,6 +55,15 @@ impl Layout {
         self.words
     }
 
+    /// Whether the highest bit of the last word is in no field (always 0 in a packed state).
+    pub(crate) fn top_bit_free(&self) -> bool {
+        let last = self.words as u32 - 1;
+        self.fields
+            .iter()
+            .filter(|f| f.word == last)
+            .all(|f| f.shift + f.mask.count_ones() < 32)
+    }
+
     /// The number at `position` of `key`.
     #[inline]
     pub(crate) fn get(&self, key: &[u32], position: usize) -> u32 {

@@ -326,6 +326,8 @@ struct ThreadContext {
     /// Indices of successors of one label, put in canonical order.
     perm: Vec<u32>,
     out: Vec<(Label, u32)>,
+    /// A successor's encoding being emitted (`encoded_successors`).
+    found_words: Vec<u32>,
 }
 
 static NEXT_SYSTEM: AtomicU64 = AtomicU64::new(1);
@@ -621,6 +623,7 @@ impl CspSystem {
                         found: Vec::new(),
                         perm: Vec::new(),
                         out: Vec::new(),
+                        found_words: Vec::new(),
                     });
                     contexts.len() - 1
                 }
@@ -675,59 +678,14 @@ impl CspSystem {
         sec: &Section<'_>,
         state: u32,
     ) -> Result<(), CspError> {
-        let Shape::Network {
-            node,
-            positions,
-            layout,
-            index,
-            omega,
-            ..
-        } = &self.shared.shape
-        else {
+        let Shape::Network { index, omega, .. } = &self.shared.shape else {
             unreachable!("a network's state");
         };
         ctx.key.resize(index.width(), 0);
         index.read_key(state, &mut ctx.key);
-        if layout.get(&ctx.key, 0) == layout.reserved(0) {
+        let Some(tick) = self.successor_keys(ctx, sec)? else {
             return Ok(()); // Ω
-        }
-        if ctx.spans.len() < positions.len() {
-            ctx.spans.resize(positions.len(), Vec::new());
-        }
-        ctx.leaves.spans.clear();
-        for position in 0..positions.len() {
-            let n = layout.get(&ctx.key, position);
-            let span = self.leaf_span(ctx, sec, positions, position, n)?;
-            ctx.leaves.spans.push(span);
-        }
-        ctx.scratch.clear();
-        combine(node, &ctx.leaves, &mut ctx.scratch);
-        // By label first (canonical order, see the module documentation), so that the keys
-        // built below and their numbers come in that order too.
-        let labels = &self.shared.sem.enc.labels;
-        ctx.scratch
-            .moves
-            .sort_unstable_by(|a, b| labels.cmp(a.label, b.label));
-        // The successors' keys, one after another, then numbered together.
-        ctx.next.clear();
-        ctx.labels.clear();
-        let mut tick = false;
-        let width = ctx.key.len();
-        for m in &ctx.scratch.moves {
-            if m.label == TICK {
-                tick = true;
-                continue;
-            }
-            let at = ctx.next.len();
-            ctx.next.extend_from_slice(&ctx.key);
-            let next = &mut ctx.next[at..at + width];
-            for &(position, leaf) in
-                &ctx.scratch.updates[m.start as usize..(m.start + m.len) as usize]
-            {
-                layout.set(next, position as usize, leaf);
-            }
-            ctx.labels.push(m.label);
-        }
+        };
         let handle = ctx.handle.as_mut().expect("a network context has a handle");
         ctx.found.clear();
         index
@@ -748,6 +706,140 @@ impl CspSystem {
             ctx.out.insert(from + at, (TICK, *omega));
         }
         Ok(())
+    }
+
+    /// The successors of the network key `ctx.key` (not numbered): their keys one after
+    /// another in `ctx.next` and their labels in `ctx.labels`, in the canonical order of
+    /// labels, ✓ left out; returns whether ✓ is among them, or `None` for Ω.
+    fn successor_keys(
+        &self,
+        ctx: &mut ThreadContext,
+        sec: &Section<'_>,
+    ) -> Result<Option<bool>, CspError> {
+        let Shape::Network {
+            node,
+            positions,
+            layout,
+            ..
+        } = &self.shared.shape
+        else {
+            unreachable!("a network's state");
+        };
+        if layout.get(&ctx.key, 0) == layout.reserved(0) {
+            return Ok(None); // Ω
+        }
+        if ctx.spans.len() < positions.len() {
+            ctx.spans.resize(positions.len(), Vec::new());
+        }
+        ctx.leaves.spans.clear();
+        for position in 0..positions.len() {
+            let n = layout.get(&ctx.key, position);
+            let span = self.leaf_span(ctx, sec, positions, position, n)?;
+            ctx.leaves.spans.push(span);
+        }
+        ctx.scratch.clear();
+        combine(node, &ctx.leaves, &mut ctx.scratch);
+        // By label first (canonical order, see the module documentation), so that the keys
+        // built below and their numbers come in that order too.
+        let labels = &self.shared.sem.enc.labels;
+        ctx.scratch
+            .moves
+            .sort_unstable_by(|a, b| labels.cmp(a.label, b.label));
+        // The successors' keys, one after another.
+        ctx.next.clear();
+        ctx.labels.clear();
+        let mut tick = false;
+        let width = ctx.key.len();
+        for m in &ctx.scratch.moves {
+            if m.label == TICK {
+                tick = true;
+                continue;
+            }
+            let at = ctx.next.len();
+            ctx.next.extend_from_slice(&ctx.key);
+            let next = &mut ctx.next[at..at + width];
+            for &(position, leaf) in
+                &ctx.scratch.updates[m.start as usize..(m.start + m.len) as usize]
+            {
+                layout.set(next, position as usize, leaf);
+            }
+            ctx.labels.push(m.label);
+        }
+        Ok(Some(tick))
+    }
+
+    /// The successors of the canonical encoding `words` of a network state whose positions
+    /// are all explicit, as encodings, in the order [`CspSystem::network_successors`] gives
+    /// the same states: no state is numbered (see
+    /// [`TransitionSystem::for_each_encoded_successor`]).
+    fn encoded_successors(
+        &self,
+        words: &[u32],
+        emit: &mut dyn FnMut(Label, &[u32]),
+    ) -> Result<(), CspError> {
+        let Shape::Network { layout, .. } = &self.shared.shape else {
+            unreachable!("a network's state");
+        };
+        let width = layout.words();
+        let mut result = Ok(());
+        self.with_context(|ctx, sec| {
+            ctx.key.clear();
+            ctx.key.extend_from_slice(&words[..width]);
+            let tick = match self.successor_keys(ctx, sec) {
+                Ok(Some(tick)) => tick,
+                Ok(None) => return,
+                Err(e) => {
+                    result = Err(e);
+                    return;
+                }
+            };
+            // As `network_successors` orders them: labels in the order of `ctx.labels`, the
+            // keys of one label increasing and without duplicates (the canonical order of an
+            // all-explicit network, see `order_ties`), ✓ where that puts it.
+            let (next, labels) = (&ctx.next, &ctx.labels);
+            let key = |i: u32| &next[i as usize * width..(i as usize + 1) * width];
+            let perm = &mut ctx.perm;
+            perm.clear();
+            let mut at = 0;
+            while at < labels.len() {
+                let end = at + labels[at..].partition_point(|&l| l == labels[at]);
+                let run = perm.len();
+                perm.extend(at as u32..end as u32);
+                perm[run..].sort_unstable_by(|&i, &j| key(i).cmp(key(j)));
+                let mut kept = run;
+                for r in run..perm.len() {
+                    if kept == run || key(perm[kept - 1]) != key(perm[r]) {
+                        perm[kept] = perm[r];
+                        kept += 1;
+                    }
+                }
+                perm.truncate(kept);
+                at = end;
+            }
+            let tick_at = if tick {
+                perm.partition_point(|&i| labels[i as usize] < TICK)
+            } else {
+                usize::MAX
+            };
+            let mut out = std::mem::take(&mut ctx.found_words);
+            out.clear();
+            out.resize(words.len(), 0);
+            let omega = layout.omega();
+            for (n, &i) in perm.iter().enumerate() {
+                if n == tick_at {
+                    out[..width].copy_from_slice(&omega);
+                    emit(TICK, &out);
+                }
+                out[..width].copy_from_slice(key(i));
+                emit(labels[i as usize], &out);
+            }
+            if tick_at == perm.len() {
+                out[..width].copy_from_slice(&omega);
+                emit(TICK, &out);
+            }
+            ctx.found_words = out;
+        });
+        result
     }
 
     /// Among the successors `ctx.out[from..]` (in label order, the moves of `ctx.labels` with
@@ -897,11 +989,12 @@ impl TransitionSystem for CspSystem {
     /// only. Other systems number some processes as met and have no canonical encoding.
     fn encoded_width(&self) -> Result<usize, NoCanonicalEncoding> {
         match &self.shared.shape {
+            // One more word when the last one's highest bit is used (see the trait).
             Shape::Network {
                 layout,
                 all_explicit: true,
                 ..
-            } => Ok(layout.words()),
+            } => Ok(layout.words() + usize::from(!layout.top_bit_free())),
             Shape::Network { positions, .. } => {
                 let lazy = positions
                     .iter()
@@ -927,7 +1020,14 @@ impl TransitionSystem for CspSystem {
         let Shape::Network { index, .. } = &self.shared.shape else {
             unreachable!("encode_state needs a canonical encoding");
         };
-        index.read_key(state.0, words);
+        words.fill(0);
+        index.read_key(state.0, &mut words[..index.width()]);
+    }
+
+    fn for_each_encoded_successor(&self, words: &[u32], emit: &mut dyn FnMut(Label, &[u32])) {
+        if let Err(e) = self.encoded_successors(words, emit) {
+            self.record(e);
+        }
     }
 
     fn decode_state(&self, words: &[u32]) -> Option<CspState> {
@@ -942,9 +1042,11 @@ impl TransitionSystem for CspSystem {
         else {
             return None;
         };
-        if words.len() != layout.words() {
+        let width = layout.words();
+        if Ok(words.len()) != self.encoded_width() || words[width..].iter().any(|&w| w != 0) {
             return None;
         }
+        let words = &words[..width];
         if words == layout.omega().as_slice() {
             return Some(CspState(*omega));
         }

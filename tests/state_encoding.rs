@@ -1,0 +1,161 @@
+//! The canonical state encoding (`TransitionSystem::encoded_width`, `encode_state`,
+//! `decode_state`, `for_each_encoded_successor`): on every process of the bundled examples and
+//! of the data-driven cases that has one, and on LTSs,
+//! - decoding an encoding gives the state back, and the highest bit of the last word is 0;
+//! - the successors computed on encodings are the encodings of the successors, in order;
+//! - a second system made from a second load of the script decodes the same words to a state
+//!   with the same encoded successors (the encoding is a function of the script, not of a run);
+//! - words that encode no state decode to `None`.
+
+use std::collections::{HashMap, VecDeque};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use weft::csp::{load_script, CspSystem};
+use weft::ts::{Label, TransitionSystem};
+
+/// Every reachable state (up to `limit`) in breadth-first order.
+fn reachable<T: TransitionSystem>(ts: &T, limit: usize) -> Vec<T::State> {
+    let mut seen = HashMap::new();
+    let mut order = vec![ts.initial_state()];
+    seen.insert(ts.initial_state(), ());
+    let mut queue = VecDeque::from([ts.initial_state()]);
+    while let Some(s) = queue.pop_front() {
+        if order.len() >= limit {
+            break;
+        }
+        ts.for_each_successor(&s, &mut |_, t| {
+            if seen.insert(t.clone(), ()).is_none() {
+                order.push(t.clone());
+                queue.push_back(t);
+            }
+        });
+    }
+    order
+}
+
+fn encode<T: TransitionSystem>(ts: &T, s: &T::State) -> Vec<u32> {
+    let mut words = vec![0; ts.encoded_width().expect("an encoding")];
+    ts.encode_state(s, &mut words);
+    words
+}
+
+fn encoded_successors<T: TransitionSystem>(ts: &T, words: &[u32]) -> Vec<(Label, Vec<u32>)> {
+    let mut out = Vec::new();
+    ts.for_each_encoded_successor(words, &mut |l, w| out.push((l, w.to_vec())));
+    out
+}
+
+/// Checks the encoding of `ts` against `twin` (the same model loaded again); returns the
+/// number of states checked.
+fn check<T: TransitionSystem>(ts: &T, twin: &T, what: &str) -> usize
+where
+    T::State: std::fmt::Debug,
+{
+    let width = ts.encoded_width().expect("an encoding");
+    assert_eq!(twin.encoded_width(), Ok(width), "{what}");
+    let states = reachable(ts, 20_000);
+    for s in &states {
+        let words = encode(ts, s);
+        assert_eq!(words[width - 1] >> 31, 0, "{what}: top bit of {words:?}");
+        assert_eq!(
+            ts.decode_state(&words).as_ref(),
+            Some(s),
+            "{what}: {words:?}"
+        );
+        let direct: Vec<(Label, Vec<u32>)> = {
+            let mut out = Vec::new();
+            ts.for_each_successor(s, &mut |l, t| out.push((l, encode(ts, &t))));
+            out
+        };
+        assert_eq!(encoded_successors(ts, &words), direct, "{what}: {words:?}");
+        let there = twin.decode_state(&words).expect("decoded by the twin");
+        let names = |sys: &T, v: &[(Label, Vec<u32>)]| -> Vec<(String, Vec<u32>)> {
+            v.iter()
+                .map(|(l, w)| (sys.label_name(*l), w.clone()))
+                .collect()
+        };
+        assert_eq!(
+            names(twin, &encoded_successors(twin, &encode(twin, &there))),
+            names(ts, &direct),
+            "{what}: the twin disagrees at {words:?}"
+        );
+    }
+    // Words no state has: a too-short or too-long slice, and every field at its maximum
+    // where that is not Ω (checked only when it decodes to nothing known).
+    assert_eq!(ts.decode_state(&vec![0; width + 1]), None, "{what}");
+    assert_eq!(ts.decode_state(&[]), None, "{what}");
+    states.len()
+}
+
+fn scripts() -> Vec<PathBuf> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    for dir in ["examples", "tests/cases/should_pass"] {
+        for e in std::fs::read_dir(root.join(dir)).expect("a directory") {
+            let p = e.expect("an entry").path();
+            if p.extension().is_some_and(|x| x == "csp") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+#[test]
+fn csp_networks_encode_canonically() {
+    let mut encoded = 0;
+    for path in scripts() {
+        if path.ends_with("scaling_philosophers.csp") {
+            continue; // 6.6M states: covered by the CLI runs, too large here
+        }
+        let Ok(script) = load_script(&path) else {
+            continue;
+        };
+        let twin = load_script(&path).expect("loads twice");
+        let (script, twin) = (Arc::new(script), Arc::new(twin));
+        let processes = |s: &weft::csp::Script| -> Vec<weft::csp::Proc> {
+            s.assertions()
+                .iter()
+                .filter_map(|a| a.check.as_ref().ok())
+                .flat_map(|c| c.processes().into_iter().cloned())
+                .collect()
+        };
+        let (mine, theirs) = (processes(&script), processes(&twin));
+        for (i, process) in mine.iter().enumerate() {
+            let Ok(system) = CspSystem::new(&script, process) else {
+                continue;
+            };
+            if system.encoded_width().is_err() {
+                continue;
+            }
+            let other = CspSystem::new(&twin, &theirs[i]).expect("the twin's system");
+            let what = format!("{} process {i}", path.display());
+            check(&system, &other, &what);
+            if !system.failed() {
+                encoded += 1;
+            }
+        }
+    }
+    assert!(encoded >= 20, "only {encoded} processes with an encoding");
+}
+
+#[test]
+fn ltss_encode_as_their_numbers() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/aut/mcrl2_compare");
+    let mut checked = 0;
+    for e in std::fs::read_dir(&root).expect("the corpus") {
+        let p = e.expect("an entry").path();
+        if !p.to_string_lossy().ends_with(".aut") {
+            continue;
+        }
+        let opts = weft::lts::aut::AutOptions::default();
+        let lts = weft::lts::aut::read_aut_file(&p, &opts).expect("reads");
+        let twin = weft::lts::aut::read_aut_file(&p, &opts).expect("reads");
+        check(&lts, &twin, &p.display().to_string());
+        assert_eq!(lts.decode_state(&[lts.num_states()]), None);
+        checked += 1;
+    }
+    assert!(checked > 0);
+}
