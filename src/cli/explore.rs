@@ -6,7 +6,9 @@ use anyhow::{Context, Result};
 use clap::Args;
 
 use weft::csp::CspSystem;
-use weft::explore::{try_explore, ExploreOptions, ExploreStats, StopSignal, Watchdog};
+use weft::explore::{
+    count_states, try_explore, ExploreOptions, ExploreStats, StopSignal, Watchdog,
+};
 use weft::lts::aut::{read_aut_file, write_aut, AutOptions};
 use weft::ts::TransitionSystem;
 
@@ -96,6 +98,15 @@ pub(crate) fn run_exploration<T: TransitionSystem>(
     };
     let stop = StopSignal::new();
     let watchdog = Watchdog::start(args.search.resource_limits(), &stop);
+    if args.out.is_none() {
+        // Counts only: the most compact storage the system allows.
+        let stats = count_states(ts, &opts, &stop);
+        drop(watchdog);
+        if let Some(p) = progress {
+            p.finish();
+        }
+        return Ok((stats?, false));
+    }
     let result = try_explore(ts, &opts, &stop);
     drop(watchdog);
     if let Some(p) = progress {

@@ -95,6 +95,15 @@ pub trait Visited<S>: Sync {
     /// Offers `state`, found by the step with key `key`, to the level that `level` writes
     /// to. Called concurrently by the workers, each with its own writer.
     fn offer(&self, state: &S, key: u64, level: &mut LevelWriter<'_>) -> Offer;
+
+    /// Told, between levels, the states a level kept (the initial state first).
+    fn end_level(&self, _kept: &[S]) {}
+
+    /// A hint that `state` is about to be offered: the policy may start loading what the
+    /// offer will read (the successors of a state are hinted together before they are
+    /// offered, so that their cache misses overlap).
+    #[inline]
+    fn prefetch(&self, _state: &S) {}
 }
 
 /// A worker's access to the candidates of a level: it takes provisional ids in blocks, so
@@ -353,6 +362,10 @@ pub struct RunOptions {
     pub max_states: Option<u64>,
     /// Told after each level.
     pub on_level: Option<LevelObserver>,
+    /// Keep only the states of the level being expanded and no parents: for runs that
+    /// report counts only (the memory per state is then the visited policy's alone).
+    /// [`Run::states`] then holds the last level's states, [`Run::parents`] nothing.
+    pub frontier_only: bool,
 }
 
 /// A violation chosen at the end of a search.
@@ -433,6 +446,10 @@ struct LevelPart<'a, S, W> {
     witnesses: Vec<(bool, CanonicalId, W)>,
     /// New offers.
     created: u64,
+    /// The successors of the state being expanded.
+    successors: Vec<(Label, S)>,
+    /// New states, when the run keeps neither ids nor parents (`RunOptions::frontier_only`).
+    fresh: Vec<S>,
 }
 
 impl<'a, S, W> LevelPart<'a, S, W> {
@@ -446,6 +463,8 @@ impl<'a, S, W> LevelPart<'a, S, W> {
             deadlocks: Vec::new(),
             witnesses: Vec::new(),
             created: 0,
+            successors: Vec::new(),
+            fresh: Vec::new(),
         }
     }
 }
@@ -518,8 +537,15 @@ fn run_in_pool<D: Driven, V: Visited<D::State>>(
         set_id(&mut id_of_prov, first, CanonicalId::INITIAL);
     }
     let mut slots = seed;
+    visited.end_level(std::slice::from_ref(&initial));
     let mut states = vec![initial];
-    let mut parents = vec![(CanonicalId::INITIAL, 0 as Label)];
+    // The id of `states[0]` (not 0 when expanded levels are dropped, `frontier_only`).
+    let mut offset = 0usize;
+    let mut parents = if opts.frontier_only {
+        Vec::new()
+    } else {
+        vec![(CanonicalId::INITIAL, 0 as Label)]
+    };
     let mut level_starts = vec![CanonicalId::INITIAL];
     let mut deadlocks = Vec::new();
     let mut transitions = Vec::new();
@@ -529,7 +555,7 @@ fn run_in_pool<D: Driven, V: Visited<D::State>>(
     let mut level_start = 0usize;
     let mut held = 1u64;
     let mut max_held = 1u64;
-    while level_start < states.len() {
+    while level_start < offset + states.len() {
         levels += 1;
         let base = slots.end();
         slots.reset(base);
@@ -547,15 +573,26 @@ fn run_in_pool<D: Driven, V: Visited<D::State>>(
             for (i, state) in members.iter().enumerate() {
                 let id = CanonicalId(first_id + i as u32);
                 let mut k = 0u32;
+                let mut successors = std::mem::take(&mut part.successors);
+                successors.clear();
                 let outcome = system.expand(state, &mut |label, target| {
+                    visited.prefetch(&target);
+                    successors.push((label, target));
+                });
+                for (label, target) in successors.drain(..) {
                     let key = step_key(id, k);
                     k += 1;
                     part.transition_count += 1;
                     // Ordering: Relaxed; a hint that saves work, read again at the end.
                     if found.load(Ordering::Relaxed) {
-                        return;
+                        continue;
                     }
                     let target_prov = match visited.offer(&target, key, &mut part.writer) {
+                        Offer::New(p) if opts.frontier_only => {
+                            part.created += 1;
+                            part.fresh.push(target);
+                            p
+                        }
                         Offer::New(p) => {
                             part.created += 1;
                             part.candidates.push((p, target, key, label));
@@ -568,16 +605,17 @@ fn run_in_pool<D: Driven, V: Visited<D::State>>(
                             p
                         }
                         Offer::Old(p) => p,
-                        Offer::Covered => return,
+                        Offer::Covered => continue,
                         Offer::Full => {
                             full.store(true, Ordering::Relaxed);
-                            return;
+                            continue;
                         }
                     };
                     if opts.record_transitions {
                         part.transitions.push((id, label, target_prov));
                     }
-                });
+                }
+                part.successors = successors;
                 match outcome {
                     Some(Found::AtState(w)) => {
                         found.store(true, Ordering::Relaxed);
@@ -592,7 +630,7 @@ fn run_in_pool<D: Driven, V: Visited<D::State>>(
                 }
             }
         };
-        let level = &states[level_start..];
+        let level = &states[level_start - offset..];
         // A small level is not worth the workers' hand-over (a long chain of small levels,
         // as in L(n,k), would spend its time there).
         let small = level.len() <= SMALL_LEVEL;
@@ -620,6 +658,7 @@ fn run_in_pool<D: Driven, V: Visited<D::State>>(
         let mut candidates = Vec::new();
         let mut lowered = Vec::new();
         let mut witnesses = Vec::new();
+        let mut fresh = Vec::new();
         for part in parts {
             // Candidates made minus states removed: what the policy holds (whatever the
             // order of discovery, at the level's end).
@@ -631,6 +670,7 @@ fn run_in_pool<D: Driven, V: Visited<D::State>>(
             candidates.extend(part.candidates);
             lowered.extend(part.lowered);
             witnesses.extend(part.witnesses);
+            fresh.push(part.fresh);
         }
         if stop.is_raised() {
             break;
@@ -647,58 +687,81 @@ fn run_in_pool<D: Driven, V: Visited<D::State>>(
                 });
             break;
         }
-        // The surviving candidates, with their least keys, in canonical order.
-        let survivor = |(p, state, key, label): (ProvisionalId, D::State, u64, Label)| {
-            slots.least_key(p).map(|least| {
-                (
-                    least,
-                    p,
-                    state,
-                    if least == key { label } else { Label::MAX },
-                )
-            })
-        };
-        let mut kept: Vec<(u64, ProvisionalId, D::State, Label)>;
-        if candidates.len() <= SMALL_LEVEL {
-            kept = candidates.into_iter().filter_map(survivor).collect();
-            kept.sort_unstable_by_key(|c| c.0);
+        if opts.frontier_only {
+            // No ids, no parents: the next level is the new states as found (its order
+            // changes no count).
+            let found: usize = fresh.iter().map(Vec::len).sum();
+            let room = max_states.saturating_sub(offset + states.len());
+            if found > room {
+                stop.stop(StopReason::StateLimit);
+            }
+            level_start = offset + states.len();
+            offset = level_start;
+            states.clear();
+            for part in fresh {
+                let take = part.len().min(room - states.len());
+                states.extend(part.into_iter().take(take));
+            }
+            if !states.is_empty() {
+                level_starts.push(CanonicalId(level_start as u32));
+            }
+            visited.end_level(&states);
         } else {
-            kept = candidates.into_par_iter().filter_map(survivor).collect();
-            kept.par_sort_unstable_by_key(|c| c.0);
-        }
-        if kept.iter().any(|c| c.3 == Label::MAX) {
-            // Labels of least keys found by other steps than the candidates' own.
-            let mut label_of: std::collections::HashMap<ProvisionalId, Label> = Default::default();
-            for (p, key, label) in lowered {
-                if slots.least_key(p) == Some(key) {
-                    label_of.insert(p, label);
+            // The surviving candidates, with their least keys, in canonical order.
+            let survivor = |(p, state, key, label): (ProvisionalId, D::State, u64, Label)| {
+                slots.least_key(p).map(|least| {
+                    (
+                        least,
+                        p,
+                        state,
+                        if least == key { label } else { Label::MAX },
+                    )
+                })
+            };
+            let mut kept: Vec<(u64, ProvisionalId, D::State, Label)>;
+            if candidates.len() <= SMALL_LEVEL {
+                kept = candidates.into_iter().filter_map(survivor).collect();
+                kept.sort_unstable_by_key(|c| c.0);
+            } else {
+                kept = candidates.into_par_iter().filter_map(survivor).collect();
+                kept.par_sort_unstable_by_key(|c| c.0);
+            }
+            if kept.iter().any(|c| c.3 == Label::MAX) {
+                // Labels of least keys found by other steps than the candidates' own.
+                let mut label_of: std::collections::HashMap<ProvisionalId, Label> =
+                    Default::default();
+                for (p, key, label) in lowered {
+                    if slots.least_key(p) == Some(key) {
+                        label_of.insert(p, label);
+                    }
+                }
+                for c in kept.iter_mut().filter(|c| c.3 == Label::MAX) {
+                    c.3 = label_of[&c.1];
                 }
             }
-            for c in kept.iter_mut().filter(|c| c.3 == Label::MAX) {
-                c.3 = label_of[&c.1];
+            let room = max_states.saturating_sub(offset + states.len());
+            if kept.len() > room {
+                kept.truncate(room);
+                stop.stop(StopReason::StateLimit);
             }
-        }
-        let room = max_states.saturating_sub(states.len());
-        if kept.len() > room {
-            kept.truncate(room);
-            stop.stop(StopReason::StateLimit);
-        }
-        level_start = states.len();
-        if !kept.is_empty() {
-            level_starts.push(CanonicalId(level_start as u32));
-        }
-        for (i, (key, p, state, label)) in kept.into_iter().enumerate() {
-            if opts.record_transitions {
-                set_id(&mut id_of_prov, p, CanonicalId((level_start + i) as u32));
+            level_start = offset + states.len();
+            if !kept.is_empty() {
+                level_starts.push(CanonicalId(level_start as u32));
             }
-            parents.push((parent_of(key), label));
-            states.push(state);
+            for (i, (key, p, state, label)) in kept.into_iter().enumerate() {
+                if opts.record_transitions {
+                    set_id(&mut id_of_prov, p, CanonicalId((level_start + i) as u32));
+                }
+                parents.push((parent_of(key), label));
+                states.push(state);
+            }
+            visited.end_level(&states[level_start - offset..]);
         }
         max_held = max_held.max(held);
         if let Some(report) = &opts.on_level {
             report(&LevelReport {
                 level: levels,
-                states: states.len() as u64,
+                states: (offset + states.len()) as u64,
                 transitions: transition_count,
                 seconds: start.elapsed().as_secs_f64(),
             });
@@ -729,16 +792,18 @@ fn run_in_pool<D: Driven, V: Visited<D::State>>(
     deadlocks.sort_unstable();
     let seconds = start.elapsed().as_secs_f64();
     let stopped = stop.reason();
+    let total = (offset + states.len()) as u64;
     let stats = ExploreStats {
-        states: states.len() as u64,
+        states: total,
         transitions: transition_count,
         deadlocks: deadlocks.len() as u64,
         levels,
         seconds,
-        states_per_second: states.len() as f64 / seconds.max(1e-9),
+        states_per_second: total as f64 / seconds.max(1e-9),
         threads,
         complete: stopped.is_none(),
         stopped,
+        ..Default::default()
     };
     Run {
         states,

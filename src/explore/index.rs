@@ -471,7 +471,7 @@ fn fault_in(_table: &[AtomicU64], _threads: usize) {}
 
 /// Asks the processor to bring `slot` into the cache.
 #[inline(always)]
-fn prefetch(slot: &AtomicU64) {
+pub(crate) fn prefetch(slot: &AtomicU64) {
     #[cfg(all(target_arch = "x86_64", not(loom)))]
     // SAFETY: a prefetch is a hint with no effect on memory; `slot` is a valid reference.
     unsafe {

@@ -12,10 +12,12 @@
 //! Ids are canonical: every count, id, parent and recorded transition is the same at every
 //! thread count (see [`engine`]).
 
+pub mod compact;
 pub mod engine;
 pub mod ids;
 pub mod index;
 pub mod limits;
+pub mod zeroed;
 
 use crate::lts::Lts;
 use crate::threads::Threads;
@@ -88,6 +90,15 @@ pub struct ExploreStats {
     pub complete: bool,
     /// Why the exploration stopped before it was finished (`None` when complete).
     pub stopped: Option<StopReason>,
+    /// How the visited states were stored: `"compact"` (their canonical encodings alone,
+    /// [`count_states`]) or `"indexed"` (with ids and parents).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub storage: Option<&'static str>,
+    /// For compact storage: the bytes of the table of visited states, and per state.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub visited_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bytes_per_state: Option<f64>,
 }
 
 /// Failures to run an exploration at all.
@@ -176,6 +187,38 @@ pub fn try_explore<T: TransitionSystem>(
     Ok(explore_on(&engine, ts, opts, stop))
 }
 
+/// Explores `ts` for its counts only (states, transitions, deadlocks, levels), as
+/// [`try_explore`] does, but keeping as little as it can: when the system has a canonical
+/// encoding of at most two words ([`TransitionSystem::encoded_width`]), the visited states are
+/// those encodings in a [`compact::CompactSet`] (about 12 bytes per state), the system keeps
+/// no state of its own, and no ids or parents are kept. Otherwise it explores as
+/// [`try_explore`] does. The counts are the same either way, at every thread count.
+pub fn count_states<T: TransitionSystem>(
+    ts: &T,
+    opts: &ExploreOptions,
+    stop: &StopSignal,
+) -> Result<ExploreStats, ExploreError> {
+    let engine = Engine::new(opts.threads)?;
+    let Some(encoded) = compact::Encoded::new(ts) else {
+        let mut stats = explore_on(&engine, ts, opts, stop).stats;
+        stats.storage = Some("indexed");
+        return Ok(stats);
+    };
+    let visited = compact::CompactVisited::new();
+    let run_opts = RunOptions {
+        record_transitions: false,
+        max_states: opts.max_states,
+        on_level: opts.on_level.clone(),
+        frontier_only: true,
+    };
+    let mut stats = engine.run(&encoded, &visited, &run_opts, stop).stats;
+    let bytes = visited.set().bytes();
+    stats.storage = Some("compact");
+    stats.visited_bytes = Some(bytes);
+    stats.bytes_per_state = Some(bytes as f64 / stats.states.max(1) as f64);
+    Ok(stats)
+}
+
 /// A transition system driven as it is: no violations.
 struct Plain<'a, T>(&'a T);
 
@@ -209,6 +252,7 @@ pub fn explore_on<T: TransitionSystem>(
         record_transitions: opts.record_transitions,
         max_states: opts.max_states,
         on_level: opts.on_level.clone(),
+        ..Default::default()
     };
     let run = if ts.state_number(&ts.initial_state()).is_some() {
         engine.run(&Plain(ts), &NumberedVisited::new(ts), &run_opts, stop)

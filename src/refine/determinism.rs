@@ -205,6 +205,7 @@ pub fn search_determinism<T: TransitionSystem>(
         record_transitions: false,
         max_states: system_opts.max_pairs,
         on_level: system_opts.on_level.clone(),
+        ..Default::default()
     };
     let run = engine.run(&subsets, &HashedVisited::new(engine.threads()), &opts, stop);
     if let Some(reason) = run.stats.stopped {

@@ -460,6 +460,7 @@ pub fn check_system<I: TransitionSystem>(
         record_transitions: false,
         max_states: system_opts.max_pairs,
         on_level: system_opts.on_level.clone(),
+        ..Default::default()
     };
     let run = if opts.no_antichain {
         let exact = HashedVisited::new(engine.threads());

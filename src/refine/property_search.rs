@@ -112,6 +112,7 @@ pub fn search_property<T: TransitionSystem>(
         record_transitions: false,
         max_states: system_opts.max_pairs,
         on_level: system_opts.on_level.clone(),
+        ..Default::default()
     };
     if ts.state_number(&ts.initial_state()).is_none() {
         return Err(RefineError::Unnumbered);

@@ -117,6 +117,7 @@ pub fn search_trace<T: TransitionSystem>(
         record_transitions: false,
         max_states: system_opts.max_pairs,
         on_level: system_opts.on_level.clone(),
+        ..Default::default()
     };
     let run = engine.run(
         &following,
