@@ -26,6 +26,7 @@
 pub mod compare;
 pub mod compressions;
 pub mod determinise;
+pub mod on_the_fly;
 pub mod quotient;
 pub mod refinement;
 mod splitting;
