@@ -20,7 +20,7 @@ use weft::ts::TransitionSystem;
 /// A system to compare: a CSPm process (explored on the fly) or an explicit LTS.
 enum System {
     Csp(CspSystem),
-    Explicit(Lts),
+    Explicit(Box<Lts>),
 }
 
 /// The on-the-fly trace search on `first` and `second`, whatever their kinds.
@@ -35,9 +35,9 @@ fn search_pair(first: &System, second: &System, weak: bool, stop: &StopSignal) -
     }
     match (first, second) {
         (System::Csp(a), System::Csp(b)) => go(a, b, weak, stop),
-        (System::Csp(a), System::Explicit(b)) => go(a, b, weak, stop),
-        (System::Explicit(a), System::Csp(b)) => go(a, b, weak, stop),
-        (System::Explicit(a), System::Explicit(b)) => go(a, b, weak, stop),
+        (System::Csp(a), System::Explicit(b)) => go(a, &**b, weak, stop),
+        (System::Explicit(a), System::Csp(b)) => go(&**a, b, weak, stop),
+        (System::Explicit(a), System::Explicit(b)) => go(&**a, &**b, weak, stop),
     }
 }
 
@@ -53,7 +53,7 @@ fn compare_on_the_fly(
     let open = |arg: &str| -> Result<System> {
         Ok(match system_of(arg)? {
             Some(system) => System::Csp(system),
-            None => System::Explicit(load_system(arg, tau, &args.limits, stop)?),
+            None => System::Explicit(Box::new(load_system(arg, tau, &args.limits, stop)?)),
         })
     };
     let first = open(&args.first)?;
