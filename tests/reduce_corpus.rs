@@ -118,3 +118,80 @@ fn generated_quotients() {
         ],
     );
 }
+
+/// A random LTS of `n` states, about `per_state` transitions each over `labels` labels (label 0
+/// is tau), from a fixed seed (a linear congruential generator: no dependency on `rand`).
+fn random_lts(n: u32, per_state: u32, labels: u32, seed: u64) -> weft::lts::Lts {
+    let mut x = seed;
+    let mut next = move |bound: u32| {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((x >> 33) % u64::from(bound)) as u32
+    };
+    let names: Vec<String> = std::iter::once("tau".to_string())
+        .chain((1..labels).map(|i| format!("a{i}")))
+        .collect();
+    let mut transitions = Vec::new();
+    for s in 0..n {
+        for _ in 0..next(2 * per_state + 1) {
+            // Mostly local targets, so that the tau graph has cycles and long chains.
+            let t = if next(4) == 0 {
+                next(n)
+            } else {
+                (s + 1 + next(8)) % n
+            };
+            transitions.push((s, next(labels), t));
+        }
+    }
+    weft::lts::Lts::from_transitions(0, n, names, &transitions)
+}
+
+/// The quotient, state map included, is the same on 1 and 2 threads (a round's signatures
+/// are computed in parallel above a size threshold: the large inputs reach it). The trace
+/// equivalences run the same refinement on a subset construction, too large here.
+#[test]
+fn quotients_do_not_depend_on_the_thread_count() {
+    use weft::reduce::reduce_on;
+    use weft::threads::Threads;
+    let gen = corpus().join("aut/generated");
+    let mut inputs: Vec<(String, weft::lts::Lts)> = [
+        "mcrl2_examples/1394-fin.aut.gz",
+        "linearizability/treiberStack_impl.aut.gz",
+    ]
+    .iter()
+    .map(|f| {
+        let lts = read_aut_file(&gen.join(f), &AutOptions::default()).unwrap();
+        (f.to_string(), lts)
+    })
+    .collect();
+    for (seed, labels) in [(1u64, 2u32), (2, 3), (3, 5)] {
+        inputs.push((
+            format!("random seed {seed}"),
+            random_lts(20_000, 2, labels, seed),
+        ));
+    }
+    let two = Threads::new(2).unwrap();
+    for (name, lts) in &inputs {
+        for eq in [
+            Equivalence::Strong,
+            Equivalence::Branching,
+            Equivalence::DivergencePreservingBranching,
+        ] {
+            let one = reduce_on(lts, eq, Threads::ONE);
+            let par = reduce_on(lts, eq, two);
+            assert_eq!(
+                one.state_map, par.state_map,
+                "{name} {eq}: state maps differ"
+            );
+            let t1: Vec<_> = one.quotient.transitions().collect();
+            let t2: Vec<_> = par.quotient.transitions().collect();
+            assert_eq!(
+                one.quotient.initial(),
+                par.quotient.initial(),
+                "{name} {eq}"
+            );
+            assert!(t1 == t2, "{name} {eq}: quotients differ");
+        }
+    }
+}

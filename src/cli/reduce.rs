@@ -13,7 +13,7 @@ use super::refines::load_system;
 use super::EXIT_HOLDS;
 use weft::explore::{StopSignal, Watchdog};
 use weft::lts::write_aut;
-use weft::reduce::{reduce, Equivalence};
+use weft::reduce::{reduce_on, Equivalence};
 
 /// The equivalence argument shared by `weft reduce` and `weft compare`.
 #[derive(Clone, Copy, ValueEnum)]
@@ -76,6 +76,7 @@ struct ReduceReport {
     states_after: u32,
     transitions_after: u64,
     rounds: u32,
+    threads: usize,
     load_seconds: f64,
     reduce_seconds: f64,
     output: Option<String>,
@@ -90,7 +91,8 @@ pub fn run(args: &ReduceArgs) -> Result<i32> {
     let load_seconds = started.elapsed().as_secs_f64();
     let equivalence = Equivalence::from(args.equivalence);
     let reducing = Instant::now();
-    let reduction = reduce(&lts, equivalence);
+    let threads = args.limits.threads();
+    let reduction = reduce_on(&lts, equivalence, threads);
     let reduce_seconds = reducing.elapsed().as_secs_f64();
     if let Some(path) = &args.output {
         let file = File::create(path).with_context(|| format!("cannot create {path}"))?;
@@ -107,6 +109,7 @@ pub fn run(args: &ReduceArgs) -> Result<i32> {
         states_after: reduction.quotient.num_states(),
         transitions_after: reduction.quotient.num_transitions(),
         rounds: reduction.rounds,
+        threads: threads.get(),
         load_seconds,
         reduce_seconds,
         output: args.output.clone(),

@@ -26,13 +26,16 @@
 pub mod compare;
 pub mod compressions;
 pub mod determinise;
+pub mod on_the_fly;
 pub mod quotient;
 pub mod refinement;
+mod splitting;
 
 use std::fmt;
 use std::str::FromStr;
 
 use crate::lts::Lts;
+use crate::threads::Threads;
 
 pub use compare::{compare, disjoint_union, Comparison, Difference};
 pub use compressions::Compression;
@@ -129,13 +132,19 @@ pub struct Reduction {
     pub rounds: u32,
 }
 
-/// The quotient of `lts` modulo `equivalence` (see the module documentation).
+/// The quotient of `lts` modulo `equivalence` (see the module documentation), on one thread.
 pub fn reduce(lts: &Lts, equivalence: Equivalence) -> Reduction {
+    reduce_on(lts, equivalence, Threads::ONE)
+}
+
+/// As [`reduce`], with partition refinement on `threads` workers: the same quotient, state
+/// numbering included, at every thread count.
+pub fn reduce_on(lts: &Lts, equivalence: Equivalence, threads: Threads) -> Reduction {
     match equivalence {
         Equivalence::Strong
         | Equivalence::Branching
         | Equivalence::DivergencePreservingBranching => {
-            let partition = refinement::partition(lts, equivalence);
+            let partition = refinement::partition_on(lts, equivalence, threads);
             let (quotient, state_map) = quotient::quotient(lts, &partition);
             Reduction {
                 quotient,
@@ -146,7 +155,7 @@ pub fn reduce(lts: &Lts, equivalence: Equivalence) -> Reduction {
         Equivalence::Trace | Equivalence::WeakTrace => {
             let weak = equivalence == Equivalence::WeakTrace;
             let dfa = determinise::determinise(lts, weak);
-            let partition = refinement::partition(&dfa, Equivalence::Strong);
+            let partition = refinement::partition_on(&dfa, Equivalence::Strong, threads);
             let (quotient, _) = quotient::quotient(&dfa, &partition);
             Reduction {
                 quotient,

@@ -16,7 +16,22 @@ pub fn quotient(lts: &Lts, partition: &Partition) -> (Lts, Vec<u32>) {
         return (lts.clone(), Vec::new());
     }
     let blocks = partition.num_blocks as usize;
-    let block = &partition.block;
+    // Blocks renumbered in the order of their smallest node, so that the quotient depends on
+    // the partition alone, not on the ids the refinement gave its blocks.
+    let mut canonical = vec![u32::MAX; blocks];
+    let mut next = 0u32;
+    let block: Vec<u32> = partition
+        .block
+        .iter()
+        .map(|&b| {
+            if canonical[b as usize] == u32::MAX {
+                canonical[b as usize] = next;
+                next += 1;
+            }
+            canonical[b as usize]
+        })
+        .collect();
+    let block = &block;
     // Edges of the quotient, grouped by source block.
     let mut edges: Vec<(u32, Label, u32)> = Vec::new();
     for x in 0..nodes as u32 {
@@ -41,9 +56,7 @@ pub fn quotient(lts: &Lts, partition: &Partition) -> (Lts, Vec<u32>) {
     }
     // Breadth-first numbering from the initial block, then from each block not numbered
     // yet (unreachable ones, kept as mCRL2 keeps them), in block order.
-    let initial_block = partition
-        .block_of_state(lts.initial())
-        .expect("the initial state is covered");
+    let initial_block = block[partition.node_of_state[lts.initial() as usize] as usize];
     let mut number = vec![u32::MAX; blocks];
     let mut order: Vec<u32> = Vec::with_capacity(blocks);
     let mut at = 0;

@@ -18,20 +18,19 @@
 //!
 //! The new block of `x` is determined by `(P(x), sig(x))`, so the partition only refines;
 //! the rounds stop when no block splits. [`partition`] recomputes per round only the
-//! signatures that can have changed (see `refine_incrementally`); [`partition_with_history`]
-//! recomputes them all and keeps every round's partition (for explanations). Neither is the
-//! O(m log n) of Paige–Tarjan / Jansen et al.: a round's cost is proportional to the
-//! recomputed signatures plus the members of the blocks they lie in, and the number of
-//! rounds can reach the number of blocks (a chain), so the worst case is O(n·m·log m).
+//! signatures that can have changed and splits by the smaller-half rule (see
+//! [`super::splitting`]); [`partition_with_history`] recomputes them all and keeps every
+//! round's partition (for explanations; its cost per round is the whole graph).
 
 use rustc_hash::FxHashMap;
 
 use super::Equivalence;
 use crate::lts::Lts;
+use crate::threads::Threads;
 use crate::ts::{Label, TAU};
 
 /// The divergence mark in a signature (no label has id `u32::MAX`).
-const DIVERGENCE: u64 = u64::MAX;
+pub(crate) const DIVERGENCE: u64 = u64::MAX;
 
 /// A compact graph: node `x`'s edges are `labels[offsets[x]..offsets[x + 1]]` with the
 /// matching `targets`, sorted by (label, target) and deduplicated.
@@ -123,14 +122,20 @@ impl Partition {
 }
 
 /// Packs a signature element.
-fn pack(label: Label, block: u32) -> u64 {
+pub(crate) fn pack(label: Label, block: u32) -> u64 {
     (u64::from(label) << 32) | u64::from(block)
 }
 
 /// The partition of `lts` modulo the bisimulation `equivalence` (strong, branching or
 /// divergence-preserving branching; a trace equivalence is treated as strong).
 pub fn partition(lts: &Lts, equivalence: Equivalence) -> Partition {
-    refine_incrementally(prepare(lts, equivalence))
+    partition_on(lts, equivalence, Threads::ONE)
+}
+
+/// As [`partition`], computing each round's signatures on `threads` workers (the same
+/// partition, block ids included, at every thread count).
+pub fn partition_on(lts: &Lts, equivalence: Equivalence, threads: Threads) -> Partition {
+    super::splitting::refine(prepare(lts, equivalence), threads)
 }
 
 /// As [`partition`], keeping the partition of every round in [`Partition::history`].
@@ -299,155 +304,4 @@ pub(crate) fn explained_signature(
 /// The label of a signature element (`None` for the divergence mark).
 pub(crate) fn element_label(element: u64) -> Option<Label> {
     (element != DIVERGENCE).then_some((element >> 32) as Label)
-}
-
-/// Refines `p` until stable, recomputing per round only the signatures that can have
-/// changed: those of the nodes with an edge into a node whose block id changed in the last
-/// round, or whose own id changed, closed under inert-tau predecessors (whose signatures
-/// include theirs). All other members of a block share the signature the block had when it
-/// was formed (`block_signature`), so a block splits by grouping its recomputed members
-/// only; the group of the unchanged members (or, if all changed, the largest group) keeps
-/// the block's id, the others get fresh ids. Same fixpoint as [`refine`]: every split is by
-/// signatures under the current partition, and it stops only when no signature differs
-/// within a block.
-fn refine_incrementally(mut p: Partition) -> Partition {
-    let n = p.graph.num_nodes();
-    // Predecessors: node x's are pred_sources[pred_offsets[x]..pred_offsets[x + 1]], with
-    // the edge label.
-    let mut pred_offsets = vec![0usize; n + 1];
-    for &y in &p.graph.targets {
-        pred_offsets[y as usize + 1] += 1;
-    }
-    for x in 0..n {
-        pred_offsets[x + 1] += pred_offsets[x];
-    }
-    let mut fill = pred_offsets.clone();
-    let mut preds: Vec<(u32, Label)> = vec![(0, 0); p.graph.targets.len()];
-    for x in 0..n as u32 {
-        for (a, y) in p.graph.edges(x) {
-            preds[fill[y as usize]] = (x, a);
-            fill[y as usize] += 1;
-        }
-    }
-    drop(fill);
-    let mut members: Vec<Vec<u32>> = vec![(0..n as u32).collect()];
-    let mut block_signature: Vec<Vec<u64>> = vec![Vec::new()];
-    let mut sig: Vec<Vec<u64>> = vec![Vec::new(); n];
-    let mut dirty_mark = vec![true; n];
-    let mut dirty: Vec<u32> = (0..n as u32).collect();
-    let mut buf: Vec<u64> = Vec::new();
-    let mut first_round = true;
-    while !dirty.is_empty() {
-        p.rounds += 1;
-        dirty.sort_unstable();
-        // Recompute the dirty signatures, successors first (increasing node order).
-        for &x in &dirty {
-            buf.clear();
-            for (a, y) in p.graph.edges(x) {
-                if p.is_inert(&p.block, x, a, y) {
-                    buf.extend_from_slice(&sig[y as usize]);
-                } else {
-                    buf.push(pack(a, p.block[y as usize]));
-                }
-            }
-            if p.divergent[x as usize] {
-                buf.push(DIVERGENCE);
-            }
-            buf.sort_unstable();
-            buf.dedup();
-            let s = &mut sig[x as usize];
-            s.clear();
-            s.extend_from_slice(&buf);
-        }
-        // Split the blocks that have dirty members.
-        let mut touched: Vec<u32> = dirty.iter().map(|&x| p.block[x as usize]).collect();
-        touched.sort_unstable();
-        touched.dedup();
-        let mut changed: Vec<u32> = Vec::new();
-        for &b in &touched {
-            let all = std::mem::take(&mut members[b as usize]);
-            // Groups: the unchanged members' (with the block's signature) first.
-            let mut groups: FxHashMap<&[u64], Vec<u32>> = FxHashMap::default();
-            let mut order: Vec<&[u64]> = Vec::new();
-            let old_signature = std::mem::take(&mut block_signature[b as usize]);
-            let unchanged = if first_round {
-                None
-            } else {
-                Some(old_signature.as_slice())
-            };
-            for &x in &all {
-                let key: &[u64] = if dirty_mark[x as usize] {
-                    &sig[x as usize]
-                } else {
-                    unchanged.expect("only dirty nodes in the first round")
-                };
-                groups
-                    .entry(key)
-                    .or_insert_with(|| {
-                        order.push(key);
-                        Vec::new()
-                    })
-                    .push(x);
-            }
-            let has_unchanged = all.iter().any(|&x| !dirty_mark[x as usize]);
-            let keeper: &[u64] = match unchanged.filter(|_| has_unchanged) {
-                Some(u) => u,
-                None => {
-                    // The largest group; the first of equal ones.
-                    let mut best = order[0];
-                    for &key in &order[1..] {
-                        if groups[key].len() > groups[best].len() {
-                            best = key;
-                        }
-                    }
-                    best
-                }
-            };
-            for key in &order {
-                let group = groups.remove(key).expect("each key once");
-                if *key == keeper {
-                    block_signature[b as usize] = key.to_vec();
-                    members[b as usize] = group;
-                } else {
-                    let id = members.len() as u32;
-                    for &x in &group {
-                        p.block[x as usize] = id;
-                        changed.push(x);
-                    }
-                    members.push(group);
-                    block_signature.push(key.to_vec());
-                }
-            }
-        }
-        first_round = false;
-        for &x in &dirty {
-            dirty_mark[x as usize] = false;
-        }
-        dirty.clear();
-        // Next round: the changed nodes and their predecessors, closed under inert-tau
-        // predecessors.
-        let mut stack: Vec<u32> = Vec::new();
-        for &x in &changed {
-            stack.push(x);
-            for &(q, _) in &preds[pred_offsets[x as usize]..pred_offsets[x as usize + 1]] {
-                stack.push(q);
-            }
-        }
-        while let Some(x) = stack.pop() {
-            if dirty_mark[x as usize] {
-                continue;
-            }
-            dirty_mark[x as usize] = true;
-            dirty.push(x);
-            if p.branching {
-                for &(q, a) in &preds[pred_offsets[x as usize]..pred_offsets[x as usize + 1]] {
-                    if a == TAU && p.block[q as usize] == p.block[x as usize] {
-                        stack.push(q);
-                    }
-                }
-            }
-        }
-    }
-    p.num_blocks = members.len() as u32;
-    p
 }

@@ -1,0 +1,360 @@
+//! Incremental partition refinement with the "process the smaller half" rule (Hopcroft;
+//! Groote–Vaandrager-style splitting for the branching bisimulations).
+//!
+//! Each round recomputes the signatures of the *dirty* nodes only: the nodes with an edge
+//! into a node whose block id changed in the last round, or whose own id changed, closed under
+//! inert-tau predecessors (a branching signature includes those of its inert successors).
+//! Every other member of a block still has the signature the block had when it was last split
+//! (`block_signature`), so a block splits by grouping its dirty members alone. The largest
+//! group keeps the block's id (the unchanged members counting as one group, together with the
+//! dirty members whose signature did not change); every other group gets a fresh id. A node
+//! thus changes id only when it lands in at most half of its former block — at most log2 n
+//! times — and each change dirties its predecessors: the number of signature recomputations
+//! is O(m log n) (each costs the node's out-degree, and for the branching bisimulations the
+//! size of its inert successors' signatures). The blocks are a refinable partition (Valmari):
+//! a contiguous range of one array per block, so moving a group out costs its size and a
+//! round costs what its dirty nodes cost, never a scan of whole blocks.
+//!
+//! With several threads, the signatures of a round are computed in parallel (for the
+//! branching bisimulations: those of the dirty nodes without a dirty inert successor; the
+//! others after them, in increasing order); the grouping stays sequential in node order, so
+//! the partition and its block ids do not depend on the number of threads.
+
+use rayon::prelude::*;
+use rustc_hash::FxHashMap;
+
+use super::refinement::{pack, Partition, DIVERGENCE};
+use crate::threads::Threads;
+use crate::ts::{Label, TAU};
+
+/// Below this many dirty nodes a round computes its signatures on one thread.
+const PARALLEL_THRESHOLD: usize = 2048;
+
+/// Blocks as ranges of one array (a refinable partition).
+struct Blocks {
+    /// The nodes, each block's contiguous.
+    elems: Vec<u32>,
+    /// The index of each node in `elems`.
+    pos: Vec<u32>,
+    /// The range `first[b]..end[b]` of block `b` in `elems`.
+    first: Vec<u32>,
+    end: Vec<u32>,
+}
+
+impl Blocks {
+    fn size(&self, b: u32) -> u32 {
+        self.end[b as usize] - self.first[b as usize]
+    }
+
+    fn members(&self, b: u32) -> &[u32] {
+        &self.elems[self.first[b as usize] as usize..self.end[b as usize] as usize]
+    }
+
+    /// Moves `group` (members of block `b`) out of `b` into a new block `fresh`.
+    fn carve(&mut self, b: u32, group: &[u32], fresh: u32) {
+        let old_end = self.end[b as usize];
+        for &x in group {
+            let last = self.end[b as usize] - 1;
+            let at = self.pos[x as usize];
+            let other = self.elems[last as usize];
+            self.elems.swap(at as usize, last as usize);
+            self.pos[other as usize] = at;
+            self.pos[x as usize] = last;
+            self.end[b as usize] = last;
+        }
+        debug_assert_eq!(fresh as usize, self.first.len());
+        self.first.push(self.end[b as usize]);
+        self.end.push(old_end);
+    }
+}
+
+/// The predecessors of each node, with the edge label.
+struct Predecessors {
+    offsets: Vec<usize>,
+    list: Vec<(u32, Label)>,
+}
+
+impl Predecessors {
+    fn of(p: &Partition) -> Predecessors {
+        let n = p.graph.num_nodes();
+        let mut offsets = vec![0usize; n + 1];
+        for x in 0..n as u32 {
+            for (_, y) in p.graph.edges(x) {
+                offsets[y as usize + 1] += 1;
+            }
+        }
+        for x in 0..n {
+            offsets[x + 1] += offsets[x];
+        }
+        let mut fill = offsets.clone();
+        let mut list = vec![(0, 0); offsets[n]];
+        for x in 0..n as u32 {
+            for (a, y) in p.graph.edges(x) {
+                list[fill[y as usize]] = (x, a);
+                fill[y as usize] += 1;
+            }
+        }
+        Predecessors { offsets, list }
+    }
+
+    fn get(&self, x: u32) -> &[(u32, Label)] {
+        &self.list[self.offsets[x as usize]..self.offsets[x as usize + 1]]
+    }
+}
+
+/// The signature of node `x` under `p.block`, into `buf` (sorted, deduplicated); inert
+/// successors' signatures are read from `sig`.
+fn signature_of(p: &Partition, sig: &[Vec<u64>], x: u32, buf: &mut Vec<u64>) {
+    buf.clear();
+    for (a, y) in p.graph.edges(x) {
+        if p.is_inert(&p.block, x, a, y) {
+            buf.extend_from_slice(&sig[y as usize]);
+        } else {
+            buf.push(pack(a, p.block[y as usize]));
+        }
+    }
+    if p.divergent[x as usize] {
+        buf.push(DIVERGENCE);
+    }
+    buf.sort_unstable();
+    buf.dedup();
+}
+
+/// Recomputes the signatures of `dirty` (sorted) into `sig`, on `threads` workers.
+fn recompute(
+    p: &Partition,
+    sig: &mut [Vec<u64>],
+    dirty: &[u32],
+    dirty_mark: &[bool],
+    threads: Threads,
+    buf: &mut Vec<u64>,
+) {
+    if threads.get() == 1 || dirty.len() < PARALLEL_THRESHOLD {
+        for &x in dirty {
+            signature_of(p, sig, x, buf);
+            let s = &mut sig[x as usize];
+            s.clear();
+            s.extend_from_slice(buf);
+        }
+        return;
+    }
+    // Nodes whose signature reads a dirty inert successor's wait for the parallel part.
+    let waits = |x: u32| {
+        p.branching
+            && p.graph
+                .edges(x)
+                .any(|(a, y)| dirty_mark[y as usize] && p.is_inert(&p.block, x, a, y))
+    };
+    let (later, now): (Vec<u32>, Vec<u32>) = dirty.iter().partition(|&&x| waits(x));
+    let computed: Vec<Vec<u64>> = {
+        let sig: &[Vec<u64>] = sig;
+        now.par_iter()
+            .with_min_len(256)
+            .map_init(Vec::new, |buf, &x| {
+                signature_of(p, sig, x, buf);
+                buf.clone()
+            })
+            .collect()
+    };
+    for (&x, s) in now.iter().zip(computed) {
+        sig[x as usize] = s;
+    }
+    for &x in &later {
+        signature_of(p, sig, x, buf);
+        let s = &mut sig[x as usize];
+        s.clear();
+        s.extend_from_slice(buf);
+    }
+}
+
+/// Refines `p` (every node in block 0) until stable, on `threads` workers (see the module
+/// documentation). Block ids depend only on `p`, not on `threads`.
+pub(crate) fn refine(mut p: Partition, threads: Threads) -> Partition {
+    let n = p.graph.num_nodes();
+    if n == 0 {
+        p.num_blocks = 0;
+        return p;
+    }
+    let preds = Predecessors::of(&p);
+    let mut blocks = Blocks {
+        elems: (0..n as u32).collect(),
+        pos: (0..n as u32).collect(),
+        first: vec![0],
+        end: vec![n as u32],
+    };
+    p.block = vec![0; n];
+    let mut block_signature: Vec<Vec<u64>> = vec![Vec::new()];
+    let mut sig: Vec<Vec<u64>> = vec![Vec::new(); n];
+    let mut dirty_mark = vec![true; n];
+    let mut dirty: Vec<u32> = (0..n as u32).collect();
+    let mut buf: Vec<u64> = Vec::new();
+    let mut by_block: Vec<(u32, u32)> = Vec::new();
+    let mut changed: Vec<u32> = Vec::new();
+    let mut stack: Vec<u32> = Vec::new();
+    let mut first_round = true;
+    let pool = (threads.get() > 1)
+        .then(|| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads.get())
+                .build()
+                .ok()
+        })
+        .flatten();
+    while !dirty.is_empty() {
+        p.rounds += 1;
+        dirty.sort_unstable();
+        match pool.as_ref().filter(|_| dirty.len() >= PARALLEL_THRESHOLD) {
+            Some(pool) => {
+                pool.install(|| recompute(&p, &mut sig, &dirty, &dirty_mark, threads, &mut buf))
+            }
+            None => recompute(&p, &mut sig, &dirty, &dirty_mark, Threads::ONE, &mut buf),
+        }
+        // Split the blocks that have dirty members, each by its dirty members' signatures.
+        by_block.clear();
+        by_block.extend(dirty.iter().map(|&x| (p.block[x as usize], x)));
+        by_block.sort_unstable();
+        changed.clear();
+        let mut at = 0;
+        while at < by_block.len() {
+            let b = by_block[at].0;
+            let mut upto = at;
+            while upto < by_block.len() && by_block[upto].0 == b {
+                upto += 1;
+            }
+            let members: Vec<u32> = by_block[at..upto].iter().map(|&(_, x)| x).collect();
+            at = upto;
+            split_block(
+                &mut p,
+                &mut blocks,
+                &mut block_signature,
+                &sig,
+                &dirty_mark,
+                b,
+                &members,
+                first_round,
+                &mut changed,
+            );
+        }
+        first_round = false;
+        for &x in &dirty {
+            dirty_mark[x as usize] = false;
+        }
+        dirty.clear();
+        // Next round: the changed nodes and their predecessors, closed under inert-tau
+        // predecessors.
+        for &x in &changed {
+            stack.push(x);
+            stack.extend(preds.get(x).iter().map(|&(q, _)| q));
+        }
+        while let Some(x) = stack.pop() {
+            if dirty_mark[x as usize] {
+                continue;
+            }
+            dirty_mark[x as usize] = true;
+            dirty.push(x);
+            if p.branching {
+                for &(q, a) in preds.get(x) {
+                    if a == TAU && p.block[q as usize] == p.block[x as usize] {
+                        stack.push(q);
+                    }
+                }
+            }
+        }
+    }
+    p.num_blocks = blocks.first.len() as u32;
+    p
+}
+
+/// Splits block `b` by the signatures of its dirty members `dirty` (in increasing order);
+/// pushes the nodes that got a new id onto `changed`.
+#[allow(clippy::too_many_arguments)]
+fn split_block(
+    p: &mut Partition,
+    blocks: &mut Blocks,
+    block_signature: &mut Vec<Vec<u64>>,
+    sig: &[Vec<u64>],
+    dirty_mark: &[bool],
+    b: u32,
+    dirty: &[u32],
+    first_round: bool,
+    changed: &mut Vec<u32>,
+) {
+    let unchanged = if first_round {
+        0
+    } else {
+        blocks.size(b) as usize - dirty.len()
+    };
+    // Groups of dirty members by signature, in order of first appearance; the group with
+    // the block's signature joins the unchanged members (the "stay" group).
+    let mut index: FxHashMap<&[u64], usize> = FxHashMap::default();
+    let mut groups: Vec<(&[u64], Vec<u32>)> = Vec::new();
+    let stay_key: Option<&[u64]> = (unchanged > 0).then(|| block_signature[b as usize].as_slice());
+    let mut stay_dirty = 0usize;
+    for &x in dirty {
+        let key = sig[x as usize].as_slice();
+        if Some(key) == stay_key {
+            stay_dirty += 1;
+            continue;
+        }
+        let next = groups.len();
+        let g = *index.entry(key).or_insert(next);
+        if g == next {
+            groups.push((key, Vec::new()));
+        }
+        groups[g].1.push(x);
+    }
+    let stay_size = if unchanged > 0 {
+        unchanged + stay_dirty
+    } else {
+        0
+    };
+    let parts = groups.len() + usize::from(stay_size > 0);
+    if parts <= 1 {
+        if let Some((key, _)) = groups.first() {
+            block_signature[b as usize] = key.to_vec();
+        }
+        return;
+    }
+    // The keeper: the largest group, the stay group first among equals.
+    let mut keeper: Option<usize> = None; // None: the stay group
+    let mut best = stay_size;
+    for (g, (_, members)) in groups.iter().enumerate() {
+        if members.len() > best {
+            best = members.len();
+            keeper = Some(g);
+        }
+    }
+    if let Some(k) = keeper {
+        if stay_size > 0 {
+            // The stay group moves out: the members not in a dirty group.
+            let moving: Vec<u32> = blocks
+                .members(b)
+                .iter()
+                .copied()
+                .filter(|&x| {
+                    !dirty_mark[x as usize] || Some(sig[x as usize].as_slice()) == stay_key
+                })
+                .collect();
+            let fresh = blocks.first.len() as u32;
+            blocks.carve(b, &moving, fresh);
+            block_signature.push(block_signature[b as usize].clone());
+            for &x in &moving {
+                p.block[x as usize] = fresh;
+            }
+            changed.extend_from_slice(&moving);
+        }
+        block_signature[b as usize] = groups[k].0.to_vec();
+    }
+    for (g, (key, members)) in groups.iter().enumerate() {
+        if Some(g) == keeper {
+            continue;
+        }
+        let fresh = blocks.first.len() as u32;
+        blocks.carve(b, members, fresh);
+        block_signature.push(key.to_vec());
+        for &x in members {
+            p.block[x as usize] = fresh;
+        }
+        changed.extend_from_slice(members);
+    }
+}
