@@ -55,6 +55,7 @@ fn explored(script: &Arc<Script>, process: &Proc) -> Lts {
         record_transitions: true,
         max_states: None,
         on_level: None,
+        ..Default::default()
     };
     explore(&system, &opts).to_lts(&system)
 }

@@ -162,6 +162,7 @@ pub fn lts_of(arg: &str, search: &SearchArgs, stop: &StopSignal) -> Result<Lts> 
         record_transitions: true,
         max_states,
         on_level: None,
+        ..Default::default()
     };
     let exploration = try_explore(&system, &opts, stop)?;
     if let Some(e) = system.take_error() {

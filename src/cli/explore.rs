@@ -7,7 +7,7 @@ use clap::Args;
 
 use weft::csp::CspSystem;
 use weft::explore::{
-    count_states, try_explore, ExploreOptions, ExploreStats, StopSignal, Watchdog,
+    count_states_with, try_explore, ExploreOptions, ExploreStats, Persistence, StopSignal, Watchdog,
 };
 use weft::lts::aut::{read_aut_file, write_aut, AutOptions};
 use weft::ts::TransitionSystem;
@@ -34,6 +34,20 @@ pub struct ExploreArgs {
     /// Print one JSON object instead of text (an error too: `{"error": {...}}`).
     #[arg(long)]
     pub json: bool,
+    /// Expand at most this many BFS levels (exit code 2: the state space is incomplete).
+    #[arg(long, value_name = "N")]
+    max_depth: Option<u32>,
+    /// Write a checkpoint of the search into this folder at level boundaries (at most one per
+    /// `--checkpoint-interval`); `--resume` goes on from it after a crash, a kill or a limit.
+    #[arg(long, value_name = "DIR", conflicts_with = "out")]
+    checkpoint: Option<PathBuf>,
+    /// Least time between two checkpoints, e.g. 30s, 5m, 0 for every level (default 60s).
+    #[arg(long, value_name = "TIME", value_parser = parse_interval, requires = "checkpoint")]
+    checkpoint_interval: Option<std::time::Duration>,
+    /// Go on from the checkpoint in this folder (written by `--checkpoint` for the same model
+    /// and process); the counts are then those of the whole search.
+    #[arg(long, value_name = "DIR", conflicts_with = "out")]
+    resume: Option<PathBuf>,
 }
 
 pub fn run(args: &ExploreArgs) -> Result<i32> {
@@ -95,12 +109,21 @@ pub(crate) fn run_exploration<T: TransitionSystem>(
         record_transitions: args.out.is_some(),
         max_states: args.search.max_states,
         on_level: progress.as_ref().map(|p| p.observer()),
+        max_levels: args.max_depth,
     };
     let stop = StopSignal::new();
     let watchdog = Watchdog::start(args.search.resource_limits(), &stop);
     if args.out.is_none() {
         // Counts only: the most compact storage the system allows.
-        let stats = count_states(ts, &opts, &stop);
+        let persistence = Persistence {
+            checkpoint: args.checkpoint.clone(),
+            interval: args
+                .checkpoint_interval
+                .unwrap_or(std::time::Duration::from_secs(60)),
+            resume: args.resume.clone(),
+            fingerprint: model_fingerprint(args)?,
+        };
+        let stats = count_states_with(ts, &opts, &stop, &persistence);
         drop(watchdog);
         if let Some(p) = progress {
             p.finish();
@@ -123,6 +146,29 @@ pub(crate) fn run_exploration<T: TransitionSystem>(
         written = true;
     }
     Ok((result.stats, written))
+}
+
+/// A time between checkpoints: as `--timeout` takes it, or 0.
+fn parse_interval(s: &str) -> Result<std::time::Duration, String> {
+    if s.trim() == "0" {
+        return Ok(std::time::Duration::ZERO);
+    }
+    super::limits::parse_duration(s)
+}
+
+/// Identifies the model a checkpoint is of: the model file's bytes and the process asked
+/// for (a script's included files are not part of it).
+fn model_fingerprint(args: &ExploreArgs) -> Result<u64> {
+    if args.checkpoint.is_none() && args.resume.is_none() {
+        return Ok(0);
+    }
+    let bytes = std::fs::read(&args.model)
+        .with_context(|| format!("cannot read {}", args.model.display()))?;
+    let process = args.process.as_deref().unwrap_or("");
+    Ok(weft::explore::checkpoint::fingerprint(&[
+        &bytes,
+        process.as_bytes(),
+    ]))
 }
 
 /// The term table's figures after a CSPm exploration.

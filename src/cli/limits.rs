@@ -86,7 +86,7 @@ fn parse_size(s: &str) -> Result<u64, String> {
 }
 
 /// `90` (seconds), `90s`, `1.5m`, `2h`, `500ms`.
-fn parse_duration(s: &str) -> Result<Duration, String> {
+pub(crate) fn parse_duration(s: &str) -> Result<Duration, String> {
     let t = s.trim();
     let split = t
         .find(|c: char| !c.is_ascii_digit() && c != '.')

@@ -307,6 +307,11 @@ impl<'a, T: TransitionSystem> Encoded<'a, T> {
         }
     }
 
+    /// Words of the system's encoding.
+    pub fn width(&self) -> usize {
+        self.width
+    }
+
     /// The packed encoding of `state`.
     pub fn key(&self, state: &T::State) -> u64 {
         let mut words = [0u32; 2];

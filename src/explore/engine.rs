@@ -366,6 +366,38 @@ pub struct RunOptions {
     /// report counts only (the memory per state is then the visited policy's alone).
     /// [`Run::states`] then holds the last level's states, [`Run::parents`] nothing.
     pub frontier_only: bool,
+    /// Expand at most this many levels: the run stops (with [`StopReason::DepthLimit`]) at
+    /// the end of that level, every level up to it complete.
+    pub max_levels: Option<u32>,
+}
+
+/// Where a frontier-only run ([`RunOptions::frontier_only`]) starts again: what a
+/// [`Boundary`] showed, with the visited policy already holding every state met.
+pub struct Resume<S> {
+    /// The states of the next level to expand.
+    pub frontier: Vec<S>,
+    /// Levels expanded before.
+    pub levels: u32,
+    /// States met before, the frontier's included.
+    pub states: u64,
+    /// Transitions seen before.
+    pub transitions: u64,
+    /// Deadlocks found before (ids as they were given).
+    pub deadlocks: Vec<CanonicalId>,
+}
+
+/// The search between two levels, every level before complete: what a checkpoint keeps.
+pub struct Boundary<'a, S> {
+    /// Levels expanded.
+    pub levels: u32,
+    /// States met, the frontier's included.
+    pub states: u64,
+    /// Transitions seen.
+    pub transitions: u64,
+    /// Deadlocks found.
+    pub deadlocks: &'a [CanonicalId],
+    /// The states of the next level to expand.
+    pub frontier: &'a [S],
 }
 
 /// A violation chosen at the end of a search.
@@ -512,8 +544,35 @@ impl Engine {
         opts: &RunOptions,
         stop: &StopSignal,
     ) -> Run<D::State, D::Witness> {
-        self.pool
-            .install(|| run_in_pool(system, visited, opts, stop, self.threads.get()))
+        self.resume(system, visited, opts, stop, None, &mut |_| {})
+    }
+
+    /// As [`Engine::run`], from `resume` if given (a frontier-only run only), telling
+    /// `at_boundary` the search after each complete level.
+    pub fn resume<D: Driven, V: Visited<D::State>>(
+        &self,
+        system: &D,
+        visited: &V,
+        opts: &RunOptions,
+        stop: &StopSignal,
+        resume: Option<Resume<D::State>>,
+        at_boundary: &mut (dyn FnMut(&Boundary<'_, D::State>) + Send),
+    ) -> Run<D::State, D::Witness> {
+        assert!(
+            resume.is_none() || opts.frontier_only,
+            "only a frontier-only run resumes"
+        );
+        self.pool.install(|| {
+            run_in_pool(
+                system,
+                visited,
+                opts,
+                stop,
+                self.threads.get(),
+                resume,
+                at_boundary,
+            )
+        })
     }
 }
 
@@ -523,38 +582,54 @@ fn run_in_pool<D: Driven, V: Visited<D::State>>(
     opts: &RunOptions,
     stop: &StopSignal,
     threads: usize,
+    resume: Option<Resume<D::State>>,
+    at_boundary: &mut (dyn FnMut(&Boundary<'_, D::State>) + Send),
 ) -> Run<D::State, D::Witness> {
     let start = Instant::now();
     let max_states = opts.max_states.unwrap_or(u64::MAX).min(u32::MAX as u64 - 1) as usize;
-    let initial = system.initial_state();
-    let seed = LevelSlots::new(0);
-    let Offer::New(first) = visited.offer(&initial, 0, &mut LevelWriter::new(&seed)) else {
-        unreachable!("the first state offered is new");
-    };
+    let mut slots = LevelSlots::new(0);
     // The id of each provisional id (recording transitions only; u32::MAX: none).
     let mut id_of_prov: Vec<u32> = Vec::new();
-    if opts.record_transitions {
-        set_id(&mut id_of_prov, first, CanonicalId::INITIAL);
-    }
-    let mut slots = seed;
-    visited.end_level(std::slice::from_ref(&initial));
-    let mut states = vec![initial];
+    let mut states;
     // The id of `states[0]` (not 0 when expanded levels are dropped, `frontier_only`).
     let mut offset = 0usize;
-    let mut parents = if opts.frontier_only {
-        Vec::new()
-    } else {
-        vec![(CanonicalId::INITIAL, 0 as Label)]
-    };
+    let mut parents = Vec::new();
     let mut level_starts = vec![CanonicalId::INITIAL];
     let mut deadlocks = Vec::new();
-    let mut transitions = Vec::new();
     let mut transition_count = 0u64;
-    let mut witness = None;
     let mut levels = 0u32;
     let mut level_start = 0usize;
     let mut held = 1u64;
-    let mut max_held = 1u64;
+    match resume {
+        None => {
+            let initial = system.initial_state();
+            let Offer::New(first) = visited.offer(&initial, 0, &mut LevelWriter::new(&slots))
+            else {
+                unreachable!("the first state offered is new");
+            };
+            if opts.record_transitions {
+                set_id(&mut id_of_prov, first, CanonicalId::INITIAL);
+            }
+            visited.end_level(std::slice::from_ref(&initial));
+            states = vec![initial];
+            if !opts.frontier_only {
+                parents.push((CanonicalId::INITIAL, 0 as Label));
+            }
+        }
+        Some(r) => {
+            offset = (r.states as usize).saturating_sub(r.frontier.len());
+            level_start = offset;
+            level_starts = vec![CanonicalId(offset as u32)];
+            states = r.frontier;
+            levels = r.levels;
+            transition_count = r.transitions;
+            deadlocks = r.deadlocks;
+            held = r.states;
+        }
+    }
+    let mut transitions = Vec::new();
+    let mut witness = None;
+    let mut max_held = held;
     while level_start < offset + states.len() {
         levels += 1;
         let base = slots.end();
@@ -772,6 +847,19 @@ fn run_in_pool<D: Driven, V: Visited<D::State>>(
         }
         if stop.is_raised() {
             break;
+        }
+        if level_start < offset + states.len() {
+            at_boundary(&Boundary {
+                levels,
+                states: (offset + states.len()) as u64,
+                transitions: transition_count,
+                deadlocks: &deadlocks,
+                frontier: &states[level_start - offset..],
+            });
+            if opts.max_levels.is_some_and(|max| levels >= max) {
+                stop.stop(StopReason::DepthLimit);
+                break;
+            }
         }
     }
     let mut transitions_out = Vec::new();

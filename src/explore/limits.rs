@@ -22,6 +22,8 @@ pub enum StopReason {
     TimeLimit,
     /// The user interrupted the run.
     Interrupted,
+    /// The depth limit (`--max-depth`) was reached: the levels up to it are complete.
+    DepthLimit,
 }
 
 impl StopReason {
@@ -31,6 +33,7 @@ impl StopReason {
             StopReason::MemoryLimit => 2,
             StopReason::TimeLimit => 3,
             StopReason::Interrupted => 4,
+            StopReason::DepthLimit => 5,
         }
     }
 
@@ -40,6 +43,7 @@ impl StopReason {
             2 => Some(StopReason::MemoryLimit),
             3 => Some(StopReason::TimeLimit),
             4 => Some(StopReason::Interrupted),
+            5 => Some(StopReason::DepthLimit),
             _ => None,
         }
     }
@@ -51,6 +55,7 @@ impl StopReason {
             StopReason::MemoryLimit => "the memory limit",
             StopReason::TimeLimit => "the time limit",
             StopReason::Interrupted => "an interrupt (Ctrl-C)",
+            StopReason::DepthLimit => "the depth limit",
         }
     }
 }

@@ -12,6 +12,7 @@
 //! Ids are canonical: every count, id, parent and recorded transition is the same at every
 //! thread count (see [`engine`]).
 
+pub mod checkpoint;
 pub mod compact;
 pub mod engine;
 pub mod ids;
@@ -62,6 +63,9 @@ pub struct ExploreOptions {
     pub max_states: Option<u64>,
     /// Told after each level.
     pub on_level: Option<LevelObserver>,
+    /// Expand at most this many levels (the run is then incomplete, every level up to the
+    /// limit complete).
+    pub max_levels: Option<u32>,
 }
 
 impl Default for ExploreOptions {
@@ -71,8 +75,24 @@ impl Default for ExploreOptions {
             record_transitions: false,
             max_states: None,
             on_level: None,
+            max_levels: None,
         }
     }
+}
+
+/// Where a count-only exploration ([`count_states_with`]) writes checkpoints and where it
+/// resumes from (see [`checkpoint`]).
+#[derive(Clone, Debug, Default)]
+pub struct Persistence {
+    /// Write a checkpoint into this folder at level boundaries.
+    pub checkpoint: Option<std::path::PathBuf>,
+    /// At least this long between two checkpoints (zero: at every level boundary).
+    pub interval: std::time::Duration,
+    /// Resume from the checkpoint in this folder.
+    pub resume: Option<std::path::PathBuf>,
+    /// Identifies the model explored ([`checkpoint::fingerprint`]); a checkpoint of another
+    /// is refused.
+    pub fingerprint: u64,
 }
 
 /// Statistics of an exploration.
@@ -104,6 +124,12 @@ pub struct ExploreStats {
 /// Failures to run an exploration at all.
 #[derive(Debug, thiserror::Error)]
 pub enum ExploreError {
+    /// A checkpoint could not be written, read, or does not fit the model.
+    #[error(transparent)]
+    Checkpoint(#[from] checkpoint::CheckpointError),
+    /// Checkpoints were asked for a system whose states cannot be written down canonically.
+    #[error("this model cannot be checkpointed: {0}")]
+    NoCheckpoints(String),
     /// The worker threads could not be started.
     #[error("cannot start {threads} worker threads: {reason}")]
     Threads {
@@ -198,20 +224,99 @@ pub fn count_states<T: TransitionSystem>(
     opts: &ExploreOptions,
     stop: &StopSignal,
 ) -> Result<ExploreStats, ExploreError> {
+    count_states_with(ts, opts, stop, &Persistence::default())
+}
+
+/// As [`count_states`], writing checkpoints and resuming from one as `persistence` asks
+/// (which needs the compact storage: a refusal otherwise). A checkpoint is written at a
+/// level boundary, every level before it complete, so a run resumed from it ends with the
+/// counts of a run never interrupted.
+pub fn count_states_with<T: TransitionSystem>(
+    ts: &T,
+    opts: &ExploreOptions,
+    stop: &StopSignal,
+    persistence: &Persistence,
+) -> Result<ExploreStats, ExploreError> {
     let engine = Engine::new(opts.threads)?;
     let Some(encoded) = compact::Encoded::new(ts) else {
+        if persistence.checkpoint.is_some() || persistence.resume.is_some() {
+            let why = match ts.encoded_width() {
+                Err(e) => e.0,
+                Ok(w) => format!("its states take {w} words (checkpoints take at most 2)"),
+            };
+            return Err(ExploreError::NoCheckpoints(why));
+        }
         let mut stats = explore_on(&engine, ts, opts, stop).stats;
         stats.storage = Some("indexed");
         return Ok(stats);
     };
+    let width = encoded.width() as u32;
     let visited = compact::CompactVisited::new();
+    let resume = match &persistence.resume {
+        None => None,
+        Some(dir) => {
+            let c = checkpoint::Checkpoint::read(dir, persistence.fingerprint, width)?;
+            engine.install(|| {
+                use rayon::prelude::*;
+                c.visited.par_iter().for_each(|&k| {
+                    visited.set().insert(k);
+                })
+            });
+            Some(engine::Resume {
+                frontier: c.frontier,
+                levels: c.levels,
+                states: c.states,
+                transitions: c.transitions,
+                deadlocks: c.deadlocks,
+            })
+        }
+    };
     let run_opts = RunOptions {
         record_transitions: false,
         max_states: opts.max_states,
         on_level: opts.on_level.clone(),
         frontier_only: true,
+        max_levels: opts.max_levels,
     };
-    let mut stats = engine.run(&encoded, &visited, &run_opts, stop).stats;
+    let mut last = std::time::Instant::now();
+    let mut failure = None;
+    let mut at_boundary = |b: &engine::Boundary<'_, u64>| {
+        let Some(dir) = &persistence.checkpoint else {
+            return;
+        };
+        if failure.is_some() || last.elapsed() < persistence.interval {
+            return;
+        }
+        let head = checkpoint::Head {
+            fingerprint: persistence.fingerprint,
+            width,
+            levels: b.levels,
+            states: b.states,
+            transitions: b.transitions,
+        };
+        let written = checkpoint::write_streaming(dir, &head, b.deadlocks, b.frontier, &mut |f| {
+            visited.set().for_each(f)
+        });
+        match written {
+            Ok(()) => last = std::time::Instant::now(),
+            Err(e) => {
+                failure = Some(e);
+                stop.stop(StopReason::Interrupted);
+            }
+        }
+    };
+    let run = engine.resume(
+        &encoded,
+        &visited,
+        &run_opts,
+        stop,
+        resume,
+        &mut at_boundary,
+    );
+    if let Some(e) = failure {
+        return Err(e.into());
+    }
+    let mut stats = run.stats;
     let bytes = visited.set().bytes();
     stats.storage = Some("compact");
     stats.visited_bytes = Some(bytes);
@@ -252,6 +357,7 @@ pub fn explore_on<T: TransitionSystem>(
         record_transitions: opts.record_transitions,
         max_states: opts.max_states,
         on_level: opts.on_level.clone(),
+        max_levels: opts.max_levels,
         ..Default::default()
     };
     let run = if ts.state_number(&ts.initial_state()).is_some() {

@@ -532,6 +532,7 @@ impl AssertionRun {
             record_transitions: true,
             max_states: self.opts.max_states,
             on_level: self.on_level(),
+            ..Default::default()
         };
         let exploration = explore_on(&engine, &*system, &opts, stop);
         if let Some(p) = &progress {
