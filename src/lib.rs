@@ -10,6 +10,8 @@
 pub mod csp;
 #[cfg(not(loom))]
 pub mod diag;
+#[cfg(not(loom))]
+pub mod dist;
 pub mod excerpt;
 pub mod explore;
 mod hash;
