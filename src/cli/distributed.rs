@@ -7,7 +7,7 @@ use std::sync::Arc;
 use anyhow::Result;
 use clap::Args;
 
-use weft::dist::{explore_distributed, Cluster, DistExploration, DistOptions};
+use weft::dist::{explore_connected, Cluster, DistExploration, DistOptions};
 use weft::explore::{StopSignal, Watchdog};
 use weft::ts::TransitionSystem;
 
@@ -85,10 +85,15 @@ pub(crate) fn explore<T: TransitionSystem + Send + 'static>(
         max_states: search.max_states,
         deadlock_trace,
         on_level: progress.as_ref().map(|p| p.observer()),
+        keep_states: false,
     };
+    ts.encoded_width()?;
+    // Timely prints its progress in connecting on standard output, which carries only
+    // weft's results: send it to standard error.
+    let connected = crate::with_stdout_on_stderr(|| cluster.connect())?;
     let stop = StopSignal::new();
     let watchdog = Watchdog::start(search.resource_limits(), &stop);
-    let result = explore_distributed(ts, cluster, &opts, &stop);
+    let result = explore_connected(ts, connected, &opts, &stop);
     drop(watchdog);
     if let Some(p) = progress {
         p.finish();

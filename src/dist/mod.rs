@@ -42,6 +42,9 @@ pub struct DistOptions {
     pub deadlock_trace: bool,
     /// Told after each level (on the first worker of process 0 only).
     pub on_level: Option<LevelObserver>,
+    /// Return the ids and encodings of the states this process's workers own (to compare a
+    /// run's numbering with another's).
+    pub keep_states: bool,
 }
 
 /// The result of a distributed exploration, the same in every process.
@@ -54,6 +57,9 @@ pub struct DistExploration {
     /// The label names of the least path to [`DistExploration::first_deadlock`] (when asked
     /// for and there is a deadlock).
     pub deadlock_trace: Option<Vec<String>>,
+    /// With [`DistOptions::keep_states`]: the id and the encoding of every state this
+    /// process's workers own, by id (other processes hold the others).
+    pub states: Vec<(CanonicalId, Vec<u32>)>,
     /// Processes of the run.
     pub processes: usize,
     /// Workers in each process.
@@ -75,6 +81,31 @@ pub enum DistError {
     Worker(String),
 }
 
+/// This process's connections to the other processes of a cluster, made by
+/// [`Cluster::connect`] (or the channels between its workers, for one process).
+pub struct Connected {
+    builders: Vec<timely::communication::AllocatorBuilder>,
+    others: Box<dyn std::any::Any + Send>,
+    cluster: Cluster,
+}
+
+impl Cluster {
+    /// Connects this process to the other processes of the cluster (waiting until all have
+    /// started; timely prints its progress on standard output meanwhile).
+    pub fn connect(&self) -> Result<Connected, DistError> {
+        let (builders, others) = self
+            .timely_config()
+            .communication
+            .try_build()
+            .map_err(DistError::Start)?;
+        Ok(Connected {
+            builders,
+            others,
+            cluster: self.clone(),
+        })
+    }
+}
+
 /// Explores `ts` breadth first with the workers of `cluster` (this process's share of them:
 /// every process of the cluster calls this with the same model and options). Returns when
 /// the whole run has ended; every process gets the same result.
@@ -87,21 +118,42 @@ pub fn explore_distributed<T>(
 where
     T: TransitionSystem + Send + 'static,
 {
+    ts.encoded_width().map_err(DistError::NoEncoding)?;
+    explore_connected(ts, cluster.connect()?, opts, stop)
+}
+
+/// [`explore_distributed`] over connections already made.
+pub fn explore_connected<T>(
+    ts: Arc<T>,
+    connected: Connected,
+    opts: &DistOptions,
+    stop: &StopSignal,
+) -> Result<DistExploration, DistError>
+where
+    T: TransitionSystem + Send + 'static,
+{
     let width = ts.encoded_width().map_err(DistError::NoEncoding)?;
-    let config = cluster.timely_config();
+    let cluster = connected.cluster;
     let opts = opts.clone();
     let stop = stop.clone();
-    let guards = timely::execute(config, move |worker| {
-        search::run_worker(worker, &*ts, width, &opts, &stop)
-    })
+    let guards = timely::execute::execute_from(
+        connected.builders,
+        connected.others,
+        timely::WorkerConfig::default(),
+        move |worker| search::run_worker(worker, &*ts, width, &opts, &stop),
+    )
     .map_err(DistError::Start)?;
-    let mut first = None;
+    let mut outcome: Option<DistExploration> = None;
     for result in guards.join() {
-        let outcome = result.map_err(DistError::Worker)??;
-        first.get_or_insert(outcome);
+        let mut this = result.map_err(DistError::Worker)??;
+        match &mut outcome {
+            None => outcome = Some(this),
+            Some(first) => first.states.append(&mut this.states),
+        }
     }
     let mut outcome =
-        first.ok_or_else(|| DistError::Worker("no worker ran in this process".into()))?;
+        outcome.ok_or_else(|| DistError::Worker("no worker ran in this process".into()))?;
+    outcome.states.sort_unstable();
     outcome.processes = cluster.processes;
     outcome.workers = cluster.workers;
     Ok(outcome)

@@ -351,6 +351,15 @@ pub(super) fn run_worker<T: TransitionSystem>(
         Some(d) if opts.deadlock_trace => Some(trace_to(ts, worker, &mut paths, &owned, d)?),
         _ => None,
     };
+    let mut states = Vec::new();
+    if opts.keep_states {
+        for (n, &id) in owned.id_of.iter().enumerate() {
+            if id != UNNUMBERED {
+                owned.index.read_key(n as u32, &mut words);
+                states.push((CanonicalId(id), words.clone()));
+            }
+        }
+    }
     let seconds = start.elapsed().as_secs_f64();
     Ok(DistExploration {
         stats: ExploreStats {
@@ -366,6 +375,7 @@ pub(super) fn run_worker<T: TransitionSystem>(
         },
         first_deadlock: first_deadlock.map(CanonicalId),
         deadlock_trace,
+        states,
         processes: 1,
         workers: 1,
     })
