@@ -95,6 +95,22 @@ fn same_numbering<T: TransitionSystem + Send + 'static>(ts: Arc<T>, what: &str) 
     }
 }
 
+/// The process `weft explore` explores by default: `SYSTEM` if defined, else the last
+/// process declared.
+fn default_process(script: &weft::csp::Script) -> weft::csp::Proc {
+    let names = script.definition_names();
+    let name = if names.contains(&"SYSTEM") {
+        "SYSTEM"
+    } else {
+        names
+            .iter()
+            .rev()
+            .find(|n| script.process(n, &[]).is_ok())
+            .expect("a process")
+    };
+    script.process(name, &[]).unwrap()
+}
+
 #[test]
 fn workers_number_states_canonically() {
     for model in models() {
@@ -104,7 +120,7 @@ fn workers_number_states_canonically() {
             same_numbering(Arc::new(lts), &what);
         } else {
             let script = Arc::new(load_script(&model).unwrap());
-            let process = script.process("SYSTEM", &[]).unwrap();
+            let process = default_process(&script);
             let system = CspSystem::new(&script, &process).unwrap();
             same_numbering(Arc::new(system), &what);
         }

@@ -87,7 +87,8 @@ pub(crate) fn explore<T: TransitionSystem + Send + 'static>(
         on_level: progress.as_ref().map(|p| p.observer()),
         keep_states: false,
     };
-    ts.encoded_width()?;
+    ts.encoded_width()
+        .map_err(weft::dist::DistError::NoEncoding)?;
     // Timely prints its progress in connecting on standard output, which carries only
     // weft's results: send it to standard error.
     let connected = crate::with_stdout_on_stderr(|| cluster.connect())?;
