@@ -22,6 +22,9 @@ use timely::worker::Worker;
 /// A batch in flight: the index of the worker it is for, and its words.
 type Addressed = (u32, Vec<u32>);
 
+/// Batches received, each with its round, shared by a worker and its inbox operator.
+type Inbox = Rc<RefCell<Vec<(u64, Vec<u32>)>>>;
+
 /// Words a batch collects before it is handed to timely (so that sending overlaps the work
 /// that makes the next batches).
 pub const BATCH_WORDS: usize = 1 << 14;
@@ -35,7 +38,7 @@ pub struct Rounds {
     probe: ProbeHandle<u64>,
     /// Batches received, with their rounds (a faster worker may already send batches of the
     /// next round while this one still waits for the end of the present one).
-    inbox: Rc<RefCell<Vec<(u64, Vec<u32>)>>>,
+    inbox: Inbox,
     /// Per addressee: the words not yet handed to timely.
     outbox: Vec<Vec<u32>>,
     round: u64,
@@ -45,7 +48,7 @@ impl Rounds {
     /// A channel among the workers of `worker`'s computation (every worker makes its channels
     /// in the same order).
     pub fn new(worker: &mut Worker) -> Rounds {
-        let inbox: Rc<RefCell<Vec<(u64, Vec<u32>)>>> = Rc::default();
+        let inbox: Inbox = Rc::default();
         let mut input = InputHandle::new();
         let receiver = inbox.clone();
         let probe = worker.dataflow::<u64, _, _>(|scope| {
