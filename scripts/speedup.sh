@@ -1,19 +1,24 @@
 #!/usr/bin/env bash
 # Speedup of the parallel explorer per thread count.
 #
-# Usage: scripts/speedup.sh [MODEL] [--threads 1,2,4,...] [--runs N] [--out DIR]
+# Usage: scripts/speedup.sh [MODEL] [--threads 1,2,4,...] [--processes 1,2,...] [--runs N]
+#                           [--out DIR]
 #   MODEL      a model `weft explore` accepts (default: examples/scaling_philosophers.csp, the
 #              bundled scaling model: 8 dining philosophers, 6,627,583 states)
 #   --threads  the thread counts, comma-separated (default: 1, 2, 4, ... doubling up to the
 #              number of cores, and the number of cores itself)
+#   --processes  process counts, comma-separated (default 1): each count P runs P weft
+#              processes on this host (a host file of free localhost ports), each with
+#              `--workers T` for each thread count T; P = 1 is the ordinary threaded run
 #   --runs     runs per thread count (default 3; the median of their seconds is reported)
 #   --out      where the CSV and the plot go (default: target/speedup)
 #
 # Builds weft in release first, then runs `weft explore MODEL --json --threads N` RUNS times
-# per thread count and prints CSV on stdout:
-#     threads,states,transitions,seconds,speedup
-# seconds = median of the explorer's own `seconds` over the runs; speedup = median seconds at
-# the first thread count / median seconds at this one. The CSV is also written to
+# per thread count (and process count) and prints CSV on stdout:
+#     threads,states,transitions,seconds,speedup,processes,bytes_per_state
+# seconds = median of the explorer's own `seconds` over the runs (process 0's, in a
+# distributed run); speedup = median seconds at the first (processes, threads) pair / median
+# seconds at this one; bytes_per_state is empty when `--json` does not report it. The CSV is also written to
 # DIR/speedup.csv; a PNG of the speedup curve goes to DIR/speedup.png when gnuplot, or
 # python3 with matplotlib, is present (nothing is drawn otherwise). Progress goes to stderr.
 # Exits non-zero if a run fails or reports different state/transition counts than the others.
@@ -22,15 +27,18 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 
 model=""
 threads_list=""
+processes_list=1
 runs=3
 out="$root/target/speedup"
 while [ $# -gt 0 ]; do
   case "$1" in
     --threads) threads_list="${2:?--threads needs a list}"; shift 2 ;;
     --threads=*) threads_list="${1#--threads=}"; shift ;;
+    --processes) processes_list="${2:?--processes needs a list}"; shift 2 ;;
+    --processes=*) processes_list="${1#--processes=}"; shift ;;
     --runs) runs="${2:?--runs needs a number}"; shift 2 ;;
     --out) out="${2:?--out needs a folder}"; shift 2 ;;
-    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "speedup.sh: unknown option $1" >&2; exit 2 ;;
     *)
       if [ -n "$model" ]; then echo "speedup.sh: one MODEL only" >&2; exit 2; fi
@@ -53,6 +61,10 @@ IFS=',' read -r -a thread_counts <<<"$threads_list"
 for t in "${thread_counts[@]}"; do
   case "$t" in ''|*[!0-9]*|0) echo "speedup.sh: bad thread count '$t'" >&2; exit 2 ;; esac
 done
+IFS=',' read -r -a process_counts <<<"$processes_list"
+for p in "${process_counts[@]}"; do
+  case "$p" in ''|*[!0-9]*|0) echo "speedup.sh: bad process count '$p'" >&2; exit 2 ;; esac
+done
 
 (cd "$root" && cargo build --release --quiet)
 weft="$root/target/release/weft"
@@ -62,21 +74,60 @@ csv="$out/speedup.csv"
 # The value of a numeric field of a one-line JSON object.
 field() { sed -E "s/.*\"$1\":([0-9.eE+-]+).*/\1/" <<<"$2"; }
 
-echo "threads,states,transitions,seconds,speedup" | tee "$csv"
+# The value of a field of a one-line JSON object, empty if absent.
+maybe_field() { if grep -q "\"$1\":" <<<"$2"; then field "$1" "$2"; fi; }
+
+# A host file of P free localhost ports.
+hostfile() {
+  python3 - "$1" <<'EOF'
+import socket, sys
+socks = []
+for _ in range(int(sys.argv[1])):
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); socks.append(s)
+for s in socks:
+    print("127.0.0.1:%d" % s.getsockname()[1])
+EOF
+}
+
+# One run with P processes of T threads each; prints (process 0's) JSON.
+run_once() {
+  local p="$1" t="$2"
+  if [ "$p" -eq 1 ]; then
+    "$weft" explore "$model" --json --threads "$t"
+    return
+  fi
+  local hosts="$out/hosts.txt" pids=() i
+  hostfile "$p" >"$hosts"
+  "$weft" explore "$model" --json --workers "$t" --processes "$p" --process-index 0 \
+    --hostfile "$hosts" >"$out/process0.json" 2>/dev/null &
+  pids+=("$!")
+  for i in $(seq 1 $(( p - 1 ))); do
+    "$weft" explore "$model" --json --workers "$t" --processes "$p" --process-index "$i" \
+      --hostfile "$hosts" >/dev/null 2>&1 &
+    pids+=("$!")
+  done
+  for i in "${pids[@]}"; do wait "$i"; done
+  cat "$out/process0.json"
+}
+
+echo "threads,states,transitions,seconds,speedup,processes,bytes_per_state" | tee "$csv"
 base=""
 states_seen=""
+for p in "${process_counts[@]}"; do
 for t in "${thread_counts[@]}"; do
   seconds=()
+  bytes=""
   for run in $(seq 1 "$runs"); do
-    json=$("$weft" explore "$model" --json --threads "$t")
+    json=$(run_once "$p" "$t")
     states=$(field states "$json")
     transitions=$(field transitions "$json")
     seconds+=("$(field seconds "$json")")
-    echo "threads $t run $run: $states states, $transitions transitions, ${seconds[-1]} s" >&2
+    bytes=$(maybe_field bytes_per_state "$json")
+    echo "processes $p threads $t run $run: $states states, $transitions transitions, ${seconds[-1]} s" >&2
     if [ -z "$states_seen" ]; then
       states_seen="$states,$transitions"
     elif [ "$states_seen" != "$states,$transitions" ]; then
-      echo "speedup.sh: $t threads gave $states,$transitions states,transitions, not $states_seen" >&2
+      echo "speedup.sh: $p process(es) of $t threads gave $states,$transitions states,transitions, not $states_seen" >&2
       exit 1
     fi
   done
@@ -84,7 +135,8 @@ for t in "${thread_counts[@]}"; do
     if (NR % 2) print v[(NR + 1) / 2]; else printf "%.6f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
   base="${base:-$median}"
   speedup=$(awk -v b="$base" -v m="$median" 'BEGIN { printf "%.3f", (m > 0 ? b / m : 0) }')
-  echo "$t,$states,$transitions,$median,$speedup" | tee -a "$csv"
+  echo "$t,$states,$transitions,$median,$speedup,$p,$bytes" | tee -a "$csv"
+done
 done
 
 png="$out/speedup.png"

@@ -1,8 +1,9 @@
 //! weft: a multi-threaded explicit-state exploration engine and antichain refinement checker.
 //!
 //! Layers, bottom to top (a module imports only from layers below it): `sync`; `term`,
-//! [`ts`] and [`threads`]; [`lts`]; [`refine`]. See `DESIGN.md` in the project's shared folder for the whole
-//! shape.
+//! [`ts`] and [`threads`]; [`lts`]; [`refine`]; [`dist`] (distributed exploration on timely
+//! dataflow, over `explore`, `ts` and `lts`). See `DESIGN.md` in the project's shared folder
+//! for the whole shape.
 
 // Processes are terms of the process-wide table, which loom builds (models of `sync` and
 // `term` only) leave out.
@@ -10,6 +11,8 @@
 pub mod csp;
 #[cfg(not(loom))]
 pub mod diag;
+#[cfg(not(loom))]
+pub mod dist;
 pub mod excerpt;
 pub mod explore;
 mod hash;

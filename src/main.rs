@@ -25,6 +25,35 @@ fn main() {
     std::process::exit(cli::run());
 }
 
+/// Runs `f` with the process's standard output sent to standard error: timely's connection
+/// setup prints its progress on standard output, which must carry only weft's results.
+pub(crate) fn with_stdout_on_stderr<R>(f: impl FnOnce() -> R) -> R {
+    #[cfg(target_os = "linux")]
+    {
+        use std::io::Write;
+        let _ = std::io::stdout().flush();
+        // SAFETY: duplicates the process's own standard output descriptor; no pointers.
+        let saved = unsafe { libc::dup(libc::STDOUT_FILENO) };
+        if saved >= 0 {
+            // SAFETY: points descriptor 1 at what descriptor 2 names; no pointers.
+            unsafe { libc::dup2(libc::STDERR_FILENO, libc::STDOUT_FILENO) };
+        }
+        let result = f();
+        let _ = std::io::stdout().flush();
+        if saved >= 0 {
+            // SAFETY: restores descriptor 1 from the duplicate made above and closes that
+            // duplicate, which nothing else uses; no pointers.
+            unsafe {
+                libc::dup2(saved, libc::STDOUT_FILENO);
+                libc::close(saved);
+            }
+        }
+        result
+    }
+    #[cfg(not(target_os = "linux"))]
+    f()
+}
+
 /// Ctrl-C (SIGINT) stops the running search cleanly: it ends with its statistics and no
 /// verdict (exit code 2). A second Ctrl-C, or one while no search listens, ends the process
 /// at once (exit code 130, as a shell reports SIGINT).

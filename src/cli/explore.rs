@@ -1,6 +1,7 @@
 //! `weft explore`: generate a state space with the parallel explorer.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use clap::Args;
@@ -10,8 +11,10 @@ use weft::explore::{
     count_states_with, try_explore, ExploreOptions, ExploreStats, Persistence, StopSignal, Watchdog,
 };
 use weft::lts::aut::{read_aut_file, write_aut, AutOptions};
+use weft::lts::Lts;
 use weft::ts::TransitionSystem;
 
+use super::distributed::DistArgs;
 use super::limits::SearchArgs;
 use super::{UsageError, EXIT_HOLDS};
 
@@ -28,6 +31,12 @@ pub struct ExploreArgs {
     out: Option<PathBuf>,
     #[command(flatten)]
     search: SearchArgs,
+    #[command(flatten)]
+    dist: DistArgs,
+    /// Print the labels of a shortest path to the first deadlock (in canonical order), if
+    /// there is one.
+    #[arg(long)]
+    trace: bool,
     /// Name of the internal action in an `.aut` input (default: `tau` and `i`).
     #[arg(long)]
     tau: Option<String>,
@@ -51,6 +60,13 @@ pub struct ExploreArgs {
 }
 
 pub fn run(args: &ExploreArgs) -> Result<i32> {
+    let cluster = args.dist.cluster(&args.search)?;
+    if cluster.is_some() && args.out.is_some() {
+        return Err(UsageError(
+            "--out is not available in a distributed run (--processes, --workers)".into(),
+        )
+        .into());
+    }
     if super::csp_model::is_csp(&args.model) {
         return run_csp(args);
     }
@@ -73,8 +89,13 @@ pub fn run(args: &ExploreArgs) -> Result<i32> {
         aut.tau_labels = vec![tau.clone()];
     }
     let lts = read_aut_file(&args.model, &aut)?;
-    let (stats, written) = run_exploration(&lts, args)?;
-    report(&stats, args, written, None)
+    if let Some(cluster) = args.dist.cluster(&args.search)? {
+        let result =
+            super::distributed::explore(Arc::new(lts), &cluster, &args.search, args.trace)?;
+        return report_distributed(&result, args, None, cluster.process);
+    }
+    let explored = run_exploration::<Lts>(&lts, args)?;
+    report(&explored, args, None)
 }
 
 /// `weft explore MODEL.csp`: explores a process of a CSPm script.
@@ -85,24 +106,69 @@ fn run_csp(args: &ExploreArgs) -> Result<i32> {
     }
     let (_, process) = super::csp_model::select_process(&script, args.process.as_deref())?;
     let system = CspSystem::new(&script, &process)?;
-    let (stats, written) = run_exploration(&system, args)?;
+    if let Some(cluster) = args.dist.cluster(&args.search)? {
+        let system = Arc::new(system);
+        let result =
+            super::distributed::explore(system.clone(), &cluster, &args.search, args.trace)?;
+        if let Some(e) = system.take_error() {
+            return Err(e.into());
+        }
+        return report_distributed(&result, args, Some(term_report()), cluster.process);
+    }
+    let explored = run_exploration(&system, args)?;
     if let Some(e) = system.take_error() {
         return Err(e.into());
     }
+    report(&explored, args, Some(term_report()))
+}
+
+/// The term table's figures now.
+fn term_report() -> TermReport {
     let gc = weft::term::global().stats();
-    let terms = TermReport {
+    TermReport {
         terms: CspSystem::term_count(),
         collections: gc.collections,
         collection_seconds: gc.collection_seconds,
+    }
+}
+
+/// What an exploration gives the report.
+pub(crate) struct Explored {
+    /// Its statistics.
+    pub stats: ExploreStats,
+    /// Whether the `.aut` output was written.
+    pub written: bool,
+    /// The labels of a shortest path to the first deadlock (`--trace`, when there is one).
+    pub deadlock_trace: Option<Vec<String>>,
+    /// Processes and workers per process of a distributed run.
+    pub distribution: Option<(usize, usize)>,
+}
+
+/// Prints a distributed run's results in process 0 only (the others print nothing).
+fn report_distributed(
+    result: &weft::dist::DistExploration,
+    args: &ExploreArgs,
+    terms: Option<TermReport>,
+    process: usize,
+) -> Result<i32> {
+    let explored = Explored {
+        stats: result.stats.clone(),
+        written: false,
+        deadlock_trace: result.deadlock_trace.clone(),
+        distribution: Some((result.processes, result.workers)),
     };
-    report(&stats, args, written, Some(terms))
+    if process == 0 {
+        return report(&explored, args, terms);
+    }
+    Ok(if explored.stats.stopped.is_some() {
+        super::EXIT_ERROR
+    } else {
+        EXIT_HOLDS
+    })
 }
 
 /// Explores `ts` as the arguments ask; writes the `.aut` output if requested.
-pub(crate) fn run_exploration<T: TransitionSystem>(
-    ts: &T,
-    args: &ExploreArgs,
-) -> Result<(ExploreStats, bool)> {
+pub(crate) fn run_exploration<T: TransitionSystem>(ts: &T, args: &ExploreArgs) -> Result<Explored> {
     let progress = super::progress::LevelProgress::start("exploring");
     let opts = ExploreOptions {
         threads: args.search.threads(),
@@ -145,7 +211,22 @@ pub(crate) fn run_exploration<T: TransitionSystem>(
             .with_context(|| format!("cannot write {}", out.display()))?;
         written = true;
     }
-    Ok((result.stats, written))
+    let deadlock_trace = match result.deadlocks.first() {
+        Some(&first) if args.trace => Some(
+            result
+                .trace_to(first)
+                .into_iter()
+                .map(|l| ts.label_name(l))
+                .collect(),
+        ),
+        _ => None,
+    };
+    Ok(Explored {
+        stats: result.stats,
+        written,
+        deadlock_trace,
+        distribution: None,
+    })
 }
 
 /// A time between checkpoints: as `--timeout` takes it, or 0.
@@ -183,13 +264,20 @@ pub(crate) struct TermReport {
 
 /// Prints the statistics; the exit code is 2 when a limit cut the exploration short.
 pub(crate) fn report(
-    stats: &ExploreStats,
+    explored: &Explored,
     args: &ExploreArgs,
-    written: bool,
     terms: Option<TermReport>,
 ) -> Result<i32> {
+    let stats = &explored.stats;
     if args.json {
         let mut value = serde_json::to_value(stats)?;
+        if let Some((processes, workers)) = explored.distribution {
+            value["processes"] = processes.into();
+            value["workers"] = workers.into();
+        }
+        if args.trace {
+            value["deadlock_trace"] = serde_json::to_value(&explored.deadlock_trace)?;
+        }
         if let Some(t) = &terms {
             value["terms"] = t.terms.into();
             value["collections"] = t.collections.into();
@@ -204,6 +292,19 @@ pub(crate) fn report(
         println!("seconds:           {:.3}", stats.seconds);
         println!("states per second: {:.0}", stats.states_per_second);
         println!("threads:           {}", stats.threads);
+        if let Some((processes, workers)) = explored.distribution {
+            println!("processes:         {processes}");
+            println!("workers:           {workers} per process");
+        }
+        if args.trace {
+            match &explored.deadlock_trace {
+                Some(trace) if trace.is_empty() => {
+                    println!("deadlock trace:    (the initial state)")
+                }
+                Some(trace) => println!("deadlock trace:    {}", trace.join(", ")),
+                None => println!("deadlock trace:    (no deadlock)"),
+            }
+        }
         if let Some(t) = &terms {
             println!("terms:             {}", t.terms);
             println!(
@@ -211,7 +312,7 @@ pub(crate) fn report(
                 t.collections, t.collection_seconds
             );
         }
-        if written {
+        if explored.written {
             if let Some(out) = &args.out {
                 println!("written:           {}", out.display());
             }

@@ -16,6 +16,7 @@ use weft::lts::AutError;
 mod check;
 mod compare;
 mod csp_model;
+mod distributed;
 mod explore;
 mod info;
 mod limits;

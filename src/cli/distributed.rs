@@ -1,0 +1,103 @@
+//! The options of a distributed run (`--processes`, `--process-index`, `--hostfile`,
+//! `--workers`) and `weft explore`'s distributed exploration.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::Result;
+use clap::Args;
+
+use weft::dist::{explore_connected, Cluster, DistExploration, DistOptions};
+use weft::explore::{StopSignal, Watchdog};
+use weft::ts::TransitionSystem;
+
+use super::limits::SearchArgs;
+use super::UsageError;
+
+/// Where this process stands in a distributed run (timely dataflow's `-w`, `-n`, `-p`, `-h`).
+#[derive(Args, Clone, Debug, Default)]
+pub struct DistArgs {
+    /// Processes of a distributed run, each started with the same model and options and its
+    /// own --process-index (default 1: no distribution unless --workers is given).
+    #[arg(long, short = 'n', value_name = "N")]
+    pub processes: Option<usize>,
+    /// This process's index in a distributed run, from 0 to N-1 (default 0); process 0
+    /// prints the results.
+    #[arg(long, value_name = "I")]
+    pub process_index: Option<usize>,
+    /// A file of `host:port` lines, one per process in index order (default:
+    /// localhost:2101, localhost:2102, ...).
+    #[arg(long, value_name = "FILE")]
+    pub hostfile: Option<PathBuf>,
+    /// Worker threads of each process of a distributed run (default 1). With one process,
+    /// runs the distributed engine with this many workers in this process.
+    #[arg(long, short = 'w', value_name = "W")]
+    pub workers: Option<usize>,
+}
+
+impl DistArgs {
+    /// The cluster of a distributed run, or `None` for an ordinary (threaded) run: one is
+    /// distributed when `--processes` is above 1 or `--workers` is given.
+    pub fn cluster(&self, search: &SearchArgs) -> Result<Option<Cluster>, UsageError> {
+        let processes = self.processes.unwrap_or(1);
+        if processes <= 1 && self.workers.is_none() {
+            if self.process_index.is_some_and(|i| i > 0) || self.hostfile.is_some() {
+                return Err(UsageError(
+                    "--process-index and --hostfile need --processes N with N at least 2".into(),
+                ));
+            }
+            if self.processes == Some(0) {
+                return Err(UsageError("--processes must be at least 1".into()));
+            }
+            return Ok(None);
+        }
+        if search.threads.is_some() {
+            return Err(UsageError(
+                "--threads is for a run in one process; a distributed run takes --workers \
+                 (threads per process)"
+                    .into(),
+            ));
+        }
+        let workers = self.workers.unwrap_or(1);
+        let process = self.process_index.unwrap_or(0);
+        let cluster = match &self.hostfile {
+            Some(file) => Cluster::from_hostfile(workers, processes, process, file),
+            None => Cluster::localhost(workers, processes, process),
+        };
+        cluster.map(Some).map_err(|e| UsageError(e.to_string()))
+    }
+}
+
+/// Explores `ts` as process `cluster.process` of a distributed run, with the limits of
+/// `search`; a progress line only in process 0.
+pub(crate) fn explore<T: TransitionSystem + Send + 'static>(
+    ts: Arc<T>,
+    cluster: &Cluster,
+    search: &SearchArgs,
+    deadlock_trace: bool,
+) -> Result<DistExploration> {
+    let progress = if cluster.process == 0 {
+        super::progress::LevelProgress::start("exploring")
+    } else {
+        None
+    };
+    let opts = DistOptions {
+        max_states: search.max_states,
+        deadlock_trace,
+        on_level: progress.as_ref().map(|p| p.observer()),
+        keep_states: false,
+    };
+    ts.encoded_width()
+        .map_err(weft::dist::DistError::NoEncoding)?;
+    // Timely prints its progress in connecting on standard output, which carries only
+    // weft's results: send it to standard error.
+    let connected = crate::with_stdout_on_stderr(|| cluster.connect())?;
+    let stop = StopSignal::new();
+    let watchdog = Watchdog::start(search.resource_limits(), &stop);
+    let result = explore_connected(ts, connected, &opts, &stop);
+    drop(watchdog);
+    if let Some(p) = progress {
+        p.finish();
+    }
+    Ok(result?)
+}

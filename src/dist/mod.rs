@@ -1,0 +1,160 @@
+//! Distributed breadth-first exploration on timely dataflow.
+//!
+//! A run has `W` workers in each of `N` processes ([`Cluster`]); every process loads the same
+//! model. Each state has one owner worker, chosen by a hash of its canonical encoding
+//! ([`TransitionSystem::encode_state`]); an owner keeps the states it owns in its own visited
+//! set and expands them. A BFS level is a few rounds of timely channels (module [`rounds`]),
+//! whose progress tracking is the level barrier:
+//!
+//! 1. each owner expands its states of the level and sends every successor, with the key of
+//!    the step that found it (parent id, index of the step in the parent's enumeration), to
+//!    the successor's owner, which keeps the new ones with their least key;
+//! 2. each new state's key goes to the worker that ranks the parents of its range of ids;
+//! 3. those workers sort their keys and tell every worker how many they hold (an all-gather),
+//!    so each knows where its ids start;
+//! 4. each id goes back to the new state's owner.
+//!
+//! The ids are so the canonical ids of the threaded explorer ([`crate::explore::engine`]):
+//! new states of a level are numbered in the order of their least keys. Counts, levels,
+//! deadlocks and the shortest deadlock trace (rebuilt from the owners' parent records, then
+//! relabelled by re-expanding each parent) are those of a threaded run.
+
+#![forbid(unsafe_code)]
+
+pub mod cluster;
+pub mod rounds;
+mod search;
+
+use std::sync::Arc;
+
+pub use cluster::{Cluster, ClusterError};
+
+use crate::explore::{CanonicalId, ExploreStats, LevelObserver, StopSignal};
+use crate::ts::TransitionSystem;
+
+/// Options of a distributed exploration.
+#[derive(Clone, Default)]
+pub struct DistOptions {
+    /// Keep at most this many states: the run stops at the end of the level that reaches it
+    /// (the level's first states in canonical order are kept).
+    pub max_states: Option<u64>,
+    /// Rebuild the labels of a shortest path to the least deadlock.
+    pub deadlock_trace: bool,
+    /// Told after each level (on the first worker of process 0 only).
+    pub on_level: Option<LevelObserver>,
+    /// Return the ids and encodings of the states this process's workers own (to compare a
+    /// run's numbering with another's).
+    pub keep_states: bool,
+}
+
+/// The result of a distributed exploration, the same in every process.
+#[derive(Clone, Debug)]
+pub struct DistExploration {
+    /// Statistics; `threads` is the number of workers of all processes together.
+    pub stats: ExploreStats,
+    /// The least deadlock's id (the first deadlock in canonical order), if any.
+    pub first_deadlock: Option<CanonicalId>,
+    /// The label names of the least path to [`DistExploration::first_deadlock`] (when asked
+    /// for and there is a deadlock).
+    pub deadlock_trace: Option<Vec<String>>,
+    /// With [`DistOptions::keep_states`]: the id and the encoding of every state this
+    /// process's workers own, by id (other processes hold the others).
+    pub states: Vec<(CanonicalId, Vec<u32>)>,
+    /// Processes of the run.
+    pub processes: usize,
+    /// Workers in each process.
+    pub workers: usize,
+}
+
+/// Failures of a distributed exploration.
+#[derive(Debug, thiserror::Error)]
+pub enum DistError {
+    /// The system cannot send its states to other processes.
+    #[error("the model cannot be explored by several processes: {0}")]
+    NoEncoding(crate::ts::NoCanonicalEncoding),
+    /// Timely could not start (an address in use, a host that cannot be reached).
+    #[error("cannot start the distributed run: {0}")]
+    Start(String),
+    /// A worker failed (a state that does not decode: processes that loaded different
+    /// models; a full state index; a lost connection).
+    #[error("a worker of the distributed run failed: {0}")]
+    Worker(String),
+}
+
+/// This process's connections to the other processes of a cluster, made by
+/// [`Cluster::connect`] (or the channels between its workers, for one process).
+pub struct Connected {
+    builders: Vec<timely::communication::AllocatorBuilder>,
+    others: Box<dyn std::any::Any + Send>,
+    cluster: Cluster,
+}
+
+impl Cluster {
+    /// Connects this process to the other processes of the cluster (waiting until all have
+    /// started; timely prints its progress on standard output meanwhile).
+    pub fn connect(&self) -> Result<Connected, DistError> {
+        let (builders, others) = self
+            .timely_config()
+            .communication
+            .try_build()
+            .map_err(DistError::Start)?;
+        Ok(Connected {
+            builders,
+            others,
+            cluster: self.clone(),
+        })
+    }
+}
+
+/// Explores `ts` breadth first with the workers of `cluster` (this process's share of them:
+/// every process of the cluster calls this with the same model and options). Returns when
+/// the whole run has ended; every process gets the same result.
+pub fn explore_distributed<T>(
+    ts: Arc<T>,
+    cluster: &Cluster,
+    opts: &DistOptions,
+    stop: &StopSignal,
+) -> Result<DistExploration, DistError>
+where
+    T: TransitionSystem + Send + 'static,
+{
+    ts.encoded_width().map_err(DistError::NoEncoding)?;
+    explore_connected(ts, cluster.connect()?, opts, stop)
+}
+
+/// [`explore_distributed`] over connections already made.
+pub fn explore_connected<T>(
+    ts: Arc<T>,
+    connected: Connected,
+    opts: &DistOptions,
+    stop: &StopSignal,
+) -> Result<DistExploration, DistError>
+where
+    T: TransitionSystem + Send + 'static,
+{
+    let width = ts.encoded_width().map_err(DistError::NoEncoding)?;
+    let cluster = connected.cluster;
+    let opts = opts.clone();
+    let stop = stop.clone();
+    let guards = timely::execute::execute_from(
+        connected.builders,
+        connected.others,
+        timely::WorkerConfig::default(),
+        move |worker| search::run_worker(worker, &*ts, width, &opts, &stop),
+    )
+    .map_err(DistError::Start)?;
+    let mut outcome: Option<DistExploration> = None;
+    for result in guards.join() {
+        let mut this = result.map_err(DistError::Worker)??;
+        match &mut outcome {
+            None => outcome = Some(this),
+            Some(first) => first.states.append(&mut this.states),
+        }
+    }
+    let mut outcome =
+        outcome.ok_or_else(|| DistError::Worker("no worker ran in this process".into()))?;
+    outcome.states.sort_unstable();
+    outcome.processes = cluster.processes;
+    outcome.workers = cluster.workers;
+    Ok(outcome)
+}

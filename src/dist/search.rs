@@ -1,0 +1,445 @@
+//! One worker's part of a distributed exploration (see the documentation of [`super`]).
+
+#![forbid(unsafe_code)]
+
+use std::time::Instant;
+
+use timely::worker::Worker;
+
+use super::rounds::Rounds;
+use super::{DistError, DistExploration, DistOptions};
+use crate::explore::index::{hash_key, IndexHandle, StateIndex};
+use crate::explore::{CanonicalId, ExploreStats, LevelReport, StopReason, StopSignal};
+use crate::ts::TransitionSystem;
+
+/// The id of a state whose id is not known yet (a candidate of the level in progress).
+const UNNUMBERED: u32 = u32::MAX;
+/// The parent key of the initial state.
+const NO_PARENT: u64 = u64::MAX;
+/// States expanded between two looks at the channels (and at the stop signal).
+const POLL_EVERY: usize = 256;
+/// The stop code of a worker that failed.
+const FAILED: u32 = 255;
+
+/// The worker that owns the state encoded as `words`, among `peers`: the same in every
+/// process (the hash depends on the words only).
+#[inline]
+fn owner_of(words: &[u32], peers: usize) -> usize {
+    // The low half of the hash (the state index takes its slots from the high half).
+    let h = hash_key(words) as u32 as u64;
+    ((h * peers as u64) >> 32) as usize
+}
+
+/// A stop reason as it travels between workers.
+fn stop_code(reason: Option<StopReason>) -> u32 {
+    match reason {
+        None => 0,
+        Some(StopReason::StateLimit) => 1,
+        Some(StopReason::MemoryLimit) => 2,
+        Some(StopReason::TimeLimit) => 3,
+        Some(StopReason::Interrupted) => 4,
+    }
+}
+
+fn stop_reason(code: u32) -> Option<StopReason> {
+    match code {
+        1 => Some(StopReason::StateLimit),
+        2 => Some(StopReason::MemoryLimit),
+        3 => Some(StopReason::TimeLimit),
+        4 => Some(StopReason::Interrupted),
+        _ => None,
+    }
+}
+
+/// The key of the `k`-th step of the state with id `parent` (as in the threaded engine).
+#[inline]
+fn step_key(parent: u32, k: u32) -> u64 {
+    ((parent as u64) << 32) | k as u64
+}
+
+/// A `u64` as two words, low first, and back.
+fn split(x: u64) -> [u32; 2] {
+    [x as u32, (x >> 32) as u32]
+}
+
+fn join(lo: u32, hi: u32) -> u64 {
+    lo as u64 | ((hi as u64) << 32)
+}
+
+/// The states a worker owns: its visited set (numbers given by a [`StateIndex`]), and per
+/// number the least key of the steps to the state and its id.
+struct Owned {
+    width: usize,
+    index: StateIndex,
+    handle: IndexHandle,
+    parent_key: Vec<u64>,
+    id_of: Vec<u32>,
+    /// Numbers of the states first met in the level in progress.
+    candidates: Vec<u32>,
+    keys: Vec<u32>,
+    step_keys: Vec<u64>,
+    found: Vec<(u32, bool)>,
+}
+
+impl Owned {
+    fn new(width: usize) -> Owned {
+        let index = StateIndex::new(width);
+        let handle = index.handle();
+        Owned {
+            width,
+            index,
+            handle,
+            parent_key: Vec::new(),
+            id_of: Vec::new(),
+            candidates: Vec::new(),
+            keys: Vec::new(),
+            step_keys: Vec::new(),
+            found: Vec::new(),
+        }
+    }
+
+    fn ensure(&mut self, number: u32) {
+        let len = number as usize + 1;
+        if self.id_of.len() < len {
+            self.id_of.resize(len, UNNUMBERED);
+            self.parent_key.resize(len, NO_PARENT);
+        }
+    }
+
+    /// Offers a batch of steps `[parent id, step index, words...]` received from expanders:
+    /// new states become candidates; a candidate keeps its least key.
+    fn offer_batch(&mut self, batch: &[u32]) -> Result<(), DistError> {
+        let record = 2 + self.width;
+        self.keys.clear();
+        self.step_keys.clear();
+        for r in batch.chunks_exact(record) {
+            self.step_keys.push(step_key(r[0], r[1]));
+            self.keys.extend_from_slice(&r[2..]);
+        }
+        self.found.clear();
+        self.index
+            .insert_many(&mut self.handle, &self.keys, &mut self.found)
+            .map_err(|_| DistError::Worker("the state index of a worker is full".into()))?;
+        for i in 0..self.found.len() {
+            let (n, new) = self.found[i];
+            let key = self.step_keys[i];
+            self.ensure(n);
+            let at = n as usize;
+            if new {
+                self.parent_key[at] = key;
+                self.candidates.push(n);
+            } else if self.id_of[at] == UNNUMBERED && key < self.parent_key[at] {
+                self.parent_key[at] = key;
+            }
+        }
+        Ok(())
+    }
+
+    /// The number of the owned state with id `id`, if this worker owns it.
+    fn number_of_id(&self, id: u32) -> Option<u32> {
+        self.id_of.iter().position(|&i| i == id).map(|n| n as u32)
+    }
+}
+
+/// What a worker tells every other at the end of a level's expansion.
+struct Gathered {
+    new_states: Vec<u64>,
+    stop: Option<u32>,
+    transitions: u64,
+}
+
+/// Sends `words` (beginning with this worker's index) to every worker and collects what each
+/// sent, by sender.
+fn all_gather(channel: &mut Rounds, worker: &mut Worker, words: &[u32]) -> Vec<Vec<u32>> {
+    let mut by_sender = vec![Vec::new(); worker.peers()];
+    channel.push_to_all(words);
+    channel.finish_round(worker, |batch| {
+        for record in batch.chunks_exact(words.len()) {
+            by_sender[record[0] as usize] = record.to_vec();
+        }
+    });
+    by_sender
+}
+
+/// Runs worker `worker.index()` of a distributed exploration of `ts` to its end.
+pub(super) fn run_worker<T: TransitionSystem>(
+    worker: &mut Worker,
+    ts: &T,
+    width: usize,
+    opts: &DistOptions,
+    stop: &StopSignal,
+) -> Result<DistExploration, DistError> {
+    let start = Instant::now();
+    let me = worker.index();
+    let peers = worker.peers();
+    let mut successors = Rounds::new(worker);
+    let mut ranking = Rounds::new(worker);
+    let mut counts = Rounds::new(worker);
+    let mut ids = Rounds::new(worker);
+    let mut paths = Rounds::new(worker);
+    let max_states = opts.max_states.unwrap_or(u64::MAX).min(u32::MAX as u64 - 1);
+
+    let mut owned = Owned::new(width);
+    let mut words = vec![0u32; width];
+    ts.encode_state(&ts.initial_state(), &mut words);
+    // This worker's states of the level to expand: (id, number), by id.
+    let mut frontier: Vec<(u32, u32)> = Vec::new();
+    if owner_of(&words, peers) == me {
+        owned.offer_batch(
+            &[u32::MAX, u32::MAX]
+                .iter()
+                .chain(&words)
+                .copied()
+                .collect::<Vec<_>>(),
+        )?;
+        let n = owned.candidates.pop().expect("the initial state is new");
+        owned.id_of[n as usize] = 0;
+        frontier.push((0, n));
+    }
+
+    let mut failure: Option<DistError> = None;
+    let mut level_start = 0u64;
+    let mut level_end = 1u64;
+    let mut levels = 0u32;
+    let mut transitions = 0u64;
+    let mut all_transitions = 0u64;
+    let mut deadlocks = 0u64;
+    let mut least_deadlock = UNNUMBERED;
+    let mut stopped = None;
+    let mut record = vec![0u32; 2 + width];
+    while level_start < level_end {
+        levels += 1;
+        // 1. Expand this worker's states of the level; send each step to its target's owner.
+        for (i, &(id, n)) in frontier.iter().enumerate() {
+            if i % POLL_EVERY == POLL_EVERY - 1 {
+                if stop.is_raised() || failure.is_some() {
+                    break;
+                }
+                successors.poll(worker, |batch| {
+                    if let Err(e) = owned.offer_batch(&batch) {
+                        failure.get_or_insert(e);
+                    }
+                });
+            }
+            owned.index.read_key(n, &mut words);
+            let Some(state) = ts.decode_state(&words) else {
+                failure.get_or_insert(DistError::Worker(
+                    "a state did not decode: do all processes load the same model?".into(),
+                ));
+                break;
+            };
+            let mut k = 0u32;
+            ts.for_each_successor(&state, &mut |_label, target| {
+                record[0] = id;
+                record[1] = k;
+                k += 1;
+                ts.encode_state(&target, &mut record[2..]);
+                successors.push(owner_of(&record[2..], peers), &record);
+            });
+            transitions += k as u64;
+            if k == 0 {
+                deadlocks += 1;
+                least_deadlock = least_deadlock.min(id);
+            }
+        }
+        successors.finish_round(worker, |batch| {
+            if let Err(e) = owned.offer_batch(&batch) {
+                failure.get_or_insert(e);
+            }
+        });
+
+        // 2. Send each new state's least key to the worker ranking its parent's range of ids.
+        let span = level_end - level_start;
+        for &n in &owned.candidates {
+            let key = owned.parent_key[n as usize];
+            let ranker = ((key >> 32) - level_start) * peers as u64 / span;
+            let [lo, hi] = split(key);
+            ranking.push(ranker as usize, &[lo, hi, me as u32, n]);
+        }
+        let mut ranked: Vec<(u64, u32, u32)> = Vec::new();
+        ranking.finish_round(worker, |batch| {
+            ranked.extend(
+                batch
+                    .chunks_exact(4)
+                    .map(|r| (join(r[0], r[1]), r[2], r[3])),
+            );
+        });
+        ranked.sort_unstable_by_key(|r| r.0);
+
+        // 3. All-gather the number of new states each ranker holds (and stops, failures).
+        let code = if failure.is_some() {
+            FAILED
+        } else {
+            stop_code(stop.reason())
+        };
+        let [t_lo, t_hi] = split(transitions);
+        let gathered = all_gather(
+            &mut counts,
+            worker,
+            &[me as u32, ranked.len() as u32, code, t_lo, t_hi],
+        );
+        let level = Gathered {
+            new_states: gathered.iter().map(|r| r[1] as u64).collect(),
+            stop: gathered.iter().map(|r| r[2]).find(|&c| c != 0),
+            transitions: gathered.iter().map(|r| join(r[3], r[4])).sum(),
+        };
+        all_transitions = level.transitions;
+        if let Some(code) = level.stop {
+            if code == FAILED {
+                return Err(failure.unwrap_or_else(|| {
+                    DistError::Worker("a worker of another process failed".into())
+                }));
+            }
+            stopped = stop_reason(code);
+            break;
+        }
+
+        // 4. Rank: ids in key order across the rankers; send each id to the state's owner.
+        let offset = level_end + level.new_states[..me].iter().sum::<u64>();
+        let total: u64 = level.new_states.iter().sum();
+        let room = max_states.saturating_sub(level_end);
+        for (i, &(_, owner, n)) in ranked.iter().enumerate() {
+            let id = offset + i as u64;
+            if id >= level_end + room {
+                break;
+            }
+            ids.push(owner as usize, &[n, id as u32]);
+        }
+        let mut next: Vec<(u32, u32)> = Vec::new();
+        ids.finish_round(worker, |batch| {
+            for r in batch.chunks_exact(2) {
+                owned.id_of[r[0] as usize] = r[1];
+                next.push((r[1], r[0]));
+            }
+        });
+        next.sort_unstable();
+        frontier = next;
+        owned.candidates.clear();
+        level_start = level_end;
+        level_end += total.min(room);
+        if me == 0 {
+            if let Some(report) = &opts.on_level {
+                report(&LevelReport {
+                    level: levels,
+                    states: level_end,
+                    transitions: all_transitions,
+                    seconds: start.elapsed().as_secs_f64(),
+                });
+            }
+        }
+        if total > room {
+            stopped = Some(StopReason::StateLimit);
+            break;
+        }
+    }
+
+    // The deadlocks of all workers.
+    let [d_lo, d_hi] = split(deadlocks);
+    let gathered = all_gather(
+        &mut counts,
+        worker,
+        &[me as u32, d_lo, d_hi, least_deadlock],
+    );
+    let deadlocks: u64 = gathered.iter().map(|r| join(r[1], r[2])).sum();
+    let first_deadlock = gathered
+        .iter()
+        .map(|r| r[3])
+        .min()
+        .filter(|&d| d != UNNUMBERED);
+
+    let deadlock_trace = match first_deadlock {
+        Some(d) if opts.deadlock_trace => Some(trace_to(ts, worker, &mut paths, &owned, d)?),
+        _ => None,
+    };
+    let mut states = Vec::new();
+    if opts.keep_states {
+        for (n, &id) in owned.id_of.iter().enumerate() {
+            if id != UNNUMBERED {
+                owned.index.read_key(n as u32, &mut words);
+                states.push((CanonicalId(id), words.clone()));
+            }
+        }
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    Ok(DistExploration {
+        stats: ExploreStats {
+            states: level_end,
+            transitions: all_transitions,
+            deadlocks,
+            levels,
+            seconds,
+            states_per_second: level_end as f64 / seconds.max(1e-9),
+            threads: peers,
+            complete: stopped.is_none(),
+            stopped,
+        },
+        first_deadlock: first_deadlock.map(CanonicalId),
+        deadlock_trace,
+        states,
+        processes: 1,
+        workers: 1,
+    })
+}
+
+/// The label names of the least path to the state with id `target`: its owner's parent
+/// record names the parent and the step; the parent's owner names its own, and so on back to
+/// the initial state (one round per step, every worker taking part). The steps are then
+/// relabelled by re-expanding each state of the path.
+fn trace_to<T: TransitionSystem>(
+    ts: &T,
+    worker: &mut Worker,
+    paths: &mut Rounds,
+    owned: &Owned,
+    target: u32,
+) -> Result<Vec<String>, DistError> {
+    let width = owned.width;
+    // From the target back: (the state's words, the index of the step from its parent).
+    let mut path: Vec<(Vec<u32>, u32)> = Vec::new();
+    let mut at = target;
+    let mut words = vec![0u32; width];
+    loop {
+        if let Some(n) = owned.number_of_id(at) {
+            owned.index.read_key(n, &mut words);
+            let mut record = words.clone();
+            record.extend(split(owned.parent_key[n as usize]));
+            paths.push_to_all(&record);
+        }
+        let mut received: Option<Vec<u32>> = None;
+        paths.finish_round(worker, |batch| received = Some(batch));
+        let record = received
+            .filter(|r| r.len() == width + 2)
+            .ok_or_else(|| DistError::Worker(format!("no worker owns the state with id {at}")))?;
+        let key = join(record[width], record[width + 1]);
+        path.push((record[..width].to_vec(), key as u32));
+        if key == NO_PARENT {
+            break;
+        }
+        at = (key >> 32) as u32;
+    }
+    path.reverse();
+    let mut labels = Vec::with_capacity(path.len().saturating_sub(1));
+    let mut target_words = vec![0u32; width];
+    for step in path.windows(2) {
+        let (from, _) = &step[0];
+        let (to, k) = &step[1];
+        let state = ts.decode_state(from).ok_or_else(|| {
+            DistError::Worker("a state of the deadlock trace did not decode".into())
+        })?;
+        let mut i = 0u32;
+        let mut label = None;
+        ts.for_each_successor(&state, &mut |l, target| {
+            if i == *k {
+                ts.encode_state(&target, &mut target_words);
+                if target_words == *to {
+                    label = Some(l);
+                }
+            }
+            i += 1;
+        });
+        let label = label.ok_or_else(|| {
+            DistError::Worker("a step of the deadlock trace is not a step of the model".into())
+        })?;
+        labels.push(ts.label_name(label));
+    }
+    Ok(labels)
+}

@@ -1,0 +1,338 @@
+//! Distributed exploration (`src/dist/`, `weft explore --processes N`): the same states,
+//! transitions, deadlocks, levels, canonical ids and shortest deadlock trace as the threaded
+//! explorer; real runs of 2 and 3 `weft` processes on localhost; bad options refused.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use weft::csp::{load_script, CspSystem};
+use weft::dist::{explore_distributed, Cluster, DistOptions};
+use weft::explore::{explore, ExploreOptions, StopSignal};
+use weft::lts::aut::{read_aut_file, AutOptions};
+use weft::threads::Threads;
+use weft::ts::TransitionSystem;
+
+const WEFT: &str = env!("CARGO_BIN_EXE_weft");
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A scratch folder of this test process.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("weft-dist-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The bundled scaling model with `n` philosophers (it deadlocks: all hold their left fork).
+fn philosophers(n: usize) -> PathBuf {
+    let text = std::fs::read_to_string(root().join("examples/scaling_philosophers.csp")).unwrap();
+    assert!(text.contains("\nN = 8\n"));
+    let path = scratch("models").join(format!("philosophers_{n}.csp"));
+    std::fs::write(&path, text.replace("\nN = 8\n", &format!("\nN = {n}\n"))).unwrap();
+    path
+}
+
+/// Models explored both ways: examples with a canonical encoding, a deadlocking one, and
+/// corpus LTSs (two of them with deadlocks).
+fn models() -> Vec<PathBuf> {
+    let mut models: Vec<PathBuf> = [
+        "examples/bounded_buffer.csp",
+        "examples/busy_forbidden.csp",
+        "examples/dining_philosophers.csp",
+        "tests/corpus/aut/vlts/vasy_0_1.aut",
+        "tests/corpus/aut/generated/mcrl2_examples/abp.aut",
+        "tests/corpus/aut/generated/linearizability/pracNonBlock_impl.aut",
+        "tests/corpus/aut/generated/linearizability/fineGrainedSet_impl.aut",
+    ]
+    .iter()
+    .map(|m| root().join(m))
+    .collect();
+    models.push(philosophers(5));
+    models
+}
+
+/// Ids and encodings of a threaded exploration of `ts`, by id.
+fn threaded_numbering<T: TransitionSystem>(ts: &T) -> (Vec<Vec<u32>>, u64) {
+    let opts = ExploreOptions {
+        threads: Threads::new(2).unwrap(),
+        ..Default::default()
+    };
+    let run = explore(ts, &opts);
+    let width = ts.encoded_width().unwrap();
+    let states = run
+        .states
+        .iter()
+        .map(|s| {
+            let mut words = vec![0; width];
+            ts.encode_state(s, &mut words);
+            words
+        })
+        .collect();
+    (states, run.stats.transitions)
+}
+
+/// Checks that 3 workers in this process number every state as the threaded explorer does.
+fn same_numbering<T: TransitionSystem + Send + 'static>(ts: Arc<T>, what: &str) {
+    let (expected, transitions) = threaded_numbering(&*ts);
+    let opts = DistOptions {
+        keep_states: true,
+        deadlock_trace: true,
+        ..Default::default()
+    };
+    let cluster = Cluster::single(3).unwrap();
+    let run = explore_distributed(ts, &cluster, &opts, &StopSignal::new()).unwrap();
+    assert_eq!(run.stats.states, expected.len() as u64, "{what}");
+    assert_eq!(run.stats.transitions, transitions, "{what}");
+    assert_eq!(run.states.len(), expected.len(), "{what}");
+    for (id, words) in &run.states {
+        assert_eq!(words, &expected[id.index()], "{what}: state {}", id.0);
+    }
+}
+
+/// The process `weft explore` explores by default: `SYSTEM` if defined, else the last
+/// process declared.
+fn default_process(script: &weft::csp::Script) -> weft::csp::Proc {
+    let names = script.definition_names();
+    let name = if names.contains(&"SYSTEM") {
+        "SYSTEM"
+    } else {
+        names
+            .iter()
+            .rev()
+            .find(|n| script.process(n, &[]).is_ok())
+            .expect("a process")
+    };
+    script.process(name, &[]).unwrap()
+}
+
+#[test]
+fn workers_number_states_canonically() {
+    for model in models() {
+        let what = model.display().to_string();
+        if what.ends_with(".aut") {
+            let lts = read_aut_file(&model, &AutOptions::default()).unwrap();
+            same_numbering(Arc::new(lts), &what);
+        } else {
+            let script = Arc::new(load_script(&model).unwrap());
+            let process = default_process(&script);
+            let system = CspSystem::new(&script, &process).unwrap();
+            same_numbering(Arc::new(system), &what);
+        }
+    }
+}
+
+#[test]
+fn a_state_limit_keeps_the_first_states_in_canonical_order() {
+    let lts = Arc::new(
+        read_aut_file(
+            &root().join("tests/corpus/aut/vlts/vasy_1_4.aut"),
+            &AutOptions::default(),
+        )
+        .unwrap(),
+    );
+    let (expected, _) = threaded_numbering(&*lts);
+    let opts = DistOptions {
+        max_states: Some(500),
+        keep_states: true,
+        ..Default::default()
+    };
+    let run =
+        explore_distributed(lts, &Cluster::single(2).unwrap(), &opts, &StopSignal::new()).unwrap();
+    assert_eq!(run.stats.states, 500);
+    assert!(!run.stats.complete);
+    assert_eq!(run.states.len(), 500);
+    for (id, words) in &run.states {
+        assert_eq!(words, &expected[id.index()]);
+    }
+}
+
+/// Runs `weft explore MODEL --json --trace ARGS`; returns its JSON output and exit code.
+fn weft_explore(model: &Path, args: &[&str]) -> (Value, i32) {
+    let out = Command::new(WEFT)
+        .arg("explore")
+        .arg(model)
+        .args(["--json", "--trace"])
+        .args(args)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let value = serde_json::from_str(text.trim())
+        .unwrap_or_else(|e| panic!("{}: not JSON ({e}): {text}", model.display()));
+    (value, out.status.code().unwrap_or(-1))
+}
+
+/// A host file naming `n` free ports of localhost.
+fn hostfile(n: usize) -> PathBuf {
+    let listeners: Vec<_> = (0..n)
+        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap())
+        .collect();
+    let lines: String = listeners
+        .iter()
+        .map(|l| format!("127.0.0.1:{}\n", l.local_addr().unwrap().port()))
+        .collect();
+    let path = scratch("hosts").join(format!("hosts-{}", lines.len() + n * 1000));
+    std::fs::write(&path, lines).unwrap();
+    path
+}
+
+/// Runs `processes` weft processes of `workers` workers each on `model`; returns process 0's
+/// JSON output and exit code (the others print nothing on stdout and exit alike).
+fn weft_distributed(
+    model: &Path,
+    processes: usize,
+    workers: usize,
+    extra: &[&str],
+) -> (Value, i32) {
+    let hosts = hostfile(processes);
+    let mut children: Vec<_> = (0..processes)
+        .map(|i| {
+            Command::new(WEFT)
+                .arg("explore")
+                .arg(model)
+                .args(["--json", "--trace"])
+                .args(["--processes", &processes.to_string()])
+                .args(["--process-index", &i.to_string()])
+                .args(["--workers", &workers.to_string()])
+                .arg("--hostfile")
+                .arg(&hosts)
+                .args(extra)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut codes = Vec::new();
+    let mut outputs = Vec::new();
+    for child in &mut children {
+        let code = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status.code().unwrap_or(-1);
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                panic!("{}: a distributed run did not end", model.display());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let mut text = String::new();
+        child
+            .stdout
+            .take()
+            .unwrap()
+            .read_to_string(&mut text)
+            .unwrap();
+        codes.push(code);
+        outputs.push(text);
+    }
+    for (i, text) in outputs.iter().enumerate().skip(1) {
+        assert_eq!(text, "", "process {i} printed on stdout");
+        assert_eq!(codes[i], codes[0], "process {i}'s exit code");
+    }
+    let value = serde_json::from_str(outputs[0].trim())
+        .unwrap_or_else(|e| panic!("{}: not JSON ({e}): {}", model.display(), outputs[0]));
+    (value, codes[0])
+}
+
+fn assert_same_run(single: &Value, distributed: &Value, what: &str) {
+    for field in [
+        "states",
+        "transitions",
+        "deadlocks",
+        "levels",
+        "complete",
+        "deadlock_trace",
+    ] {
+        assert_eq!(single[field], distributed[field], "{what}: {field}");
+    }
+}
+
+#[test]
+fn two_and_three_processes_give_the_single_process_results() {
+    let mut traces = 0;
+    for model in models() {
+        let what = model.display().to_string();
+        let (single, code) = weft_explore(&model, &["--threads", "2"]);
+        assert_eq!(code, 0, "{what}");
+        traces += single["deadlock_trace"].is_array() as usize;
+        let (two, code) = weft_distributed(&model, 2, 1, &[]);
+        assert_eq!(code, 0, "{what}");
+        assert_same_run(&single, &two, &what);
+        assert_eq!(two["processes"], 2);
+        assert_eq!(two["workers"], 1);
+        assert_eq!(two["threads"], 2);
+    }
+    assert!(traces >= 3, "the models include deadlocks");
+    for model in [
+        philosophers(5),
+        root().join("tests/corpus/aut/generated/linearizability/pracNonBlock_impl.aut"),
+    ] {
+        let what = model.display().to_string();
+        let (single, _) = weft_explore(&model, &["--threads", "1"]);
+        let (three, code) = weft_distributed(&model, 3, 2, &[]);
+        assert_eq!(code, 0, "{what}");
+        assert_same_run(&single, &three, &what);
+        assert_eq!(three["threads"], 6);
+    }
+}
+
+#[test]
+fn a_state_limit_stops_every_process_alike() {
+    let model = philosophers(5);
+    let (single, code) = weft_explore(&model, &["--threads", "2", "--max-states", "5000"]);
+    assert_eq!(code, 2);
+    assert_eq!(single["states"], 5000);
+    let (limited, code) = weft_distributed(&model, 2, 1, &["--max-states", "5000"]);
+    assert_eq!(code, 2);
+    assert_same_run(&single, &limited, "state limit");
+    assert_eq!(limited["stopped"], "state-limit");
+}
+
+/// Runs weft with `args`; returns its exit code and standard error.
+fn weft(args: &[&str]) -> (i32, String) {
+    let out = Command::new(WEFT).args(args).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn bad_distribution_options_are_refused() {
+    let model = root().join("examples/bounded_buffer.csp");
+    let model = model.to_str().unwrap();
+    let hosts = hostfile(1);
+    let hosts = hosts.to_str().unwrap();
+    for (args, message) in [
+        (
+            vec!["--processes", "2", "--process-index", "2"],
+            "out of range",
+        ),
+        (vec!["--workers", "2", "--threads", "2"], "--threads"),
+        (vec!["--hostfile", hosts], "--processes"),
+        (vec!["--processes", "2", "--hostfile", hosts], "names 1"),
+        (vec!["--workers", "0"], "at least 1"),
+        (vec!["--workers", "2", "--out", "x.aut"], "--out"),
+    ] {
+        let mut all = vec!["explore", model];
+        all.extend(&args);
+        let (code, stderr) = weft(&all);
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert!(stderr.contains(message), "{args:?}: {stderr}");
+    }
+    // A process whose states are not encoded canonically cannot be distributed.
+    let plain = root().join("examples/mutual_exclusion.csp");
+    let (code, stderr) = weft(&["explore", plain.to_str().unwrap(), "--workers", "2"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("cannot be explored by several processes"),
+        "{stderr}"
+    );
+}
