@@ -44,18 +44,18 @@ pub struct ExploreArgs {
     #[arg(long)]
     pub json: bool,
     /// Expand at most this many BFS levels (exit code 2: the state space is incomplete).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", conflicts_with_all = ["processes", "workers"])]
     max_depth: Option<u32>,
     /// Write a checkpoint of the search into this folder at level boundaries (at most one per
     /// `--checkpoint-interval`); `--resume` goes on from it after a crash, a kill or a limit.
-    #[arg(long, value_name = "DIR", conflicts_with = "out")]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["out", "trace", "processes", "workers"])]
     checkpoint: Option<PathBuf>,
     /// Least time between two checkpoints, e.g. 30s, 5m, 0 for every level (default 60s).
     #[arg(long, value_name = "TIME", value_parser = parse_interval, requires = "checkpoint")]
     checkpoint_interval: Option<std::time::Duration>,
     /// Go on from the checkpoint in this folder (written by `--checkpoint` for the same model
     /// and process); the counts are then those of the whole search.
-    #[arg(long, value_name = "DIR", conflicts_with = "out")]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["out", "trace", "processes", "workers"])]
     resume: Option<PathBuf>,
 }
 
@@ -179,7 +179,7 @@ pub(crate) fn run_exploration<T: TransitionSystem>(ts: &T, args: &ExploreArgs) -
     };
     let stop = StopSignal::new();
     let watchdog = Watchdog::start(args.search.resource_limits(), &stop);
-    if args.out.is_none() {
+    if args.out.is_none() && !args.trace {
         // Counts only: the most compact storage the system allows.
         let persistence = Persistence {
             checkpoint: args.checkpoint.clone(),
@@ -194,7 +194,12 @@ pub(crate) fn run_exploration<T: TransitionSystem>(ts: &T, args: &ExploreArgs) -
         if let Some(p) = progress {
             p.finish();
         }
-        return Ok((stats?, false));
+        return Ok(Explored {
+            stats: stats?,
+            written: false,
+            deadlock_trace: None,
+            distribution: None,
+        });
     }
     let result = try_explore(ts, &opts, &stop);
     drop(watchdog);

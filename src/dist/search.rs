@@ -38,6 +38,7 @@ fn stop_code(reason: Option<StopReason>) -> u32 {
         Some(StopReason::MemoryLimit) => 2,
         Some(StopReason::TimeLimit) => 3,
         Some(StopReason::Interrupted) => 4,
+        Some(StopReason::DepthLimit) => 5,
     }
 }
 
@@ -47,6 +48,7 @@ fn stop_reason(code: u32) -> Option<StopReason> {
         2 => Some(StopReason::MemoryLimit),
         3 => Some(StopReason::TimeLimit),
         4 => Some(StopReason::Interrupted),
+        5 => Some(StopReason::DepthLimit),
         _ => None,
     }
 }
@@ -222,18 +224,13 @@ pub(super) fn run_worker<T: TransitionSystem>(
                 });
             }
             owned.index.read_key(n, &mut words);
-            let Some(state) = ts.decode_state(&words) else {
-                failure.get_or_insert(DistError::Worker(
-                    "a state did not decode: do all processes load the same model?".into(),
-                ));
-                break;
-            };
+            // Successors computed on encodings: the system keeps no state of its own.
             let mut k = 0u32;
-            ts.for_each_successor(&state, &mut |_label, target| {
+            ts.for_each_encoded_successor(&words, &mut |_label, target| {
                 record[0] = id;
                 record[1] = k;
                 k += 1;
-                ts.encode_state(&target, &mut record[2..]);
+                record[2..].copy_from_slice(target);
                 successors.push(owner_of(&record[2..], peers), &record);
             });
             transitions += k as u64;
@@ -372,6 +369,7 @@ pub(super) fn run_worker<T: TransitionSystem>(
             threads: peers,
             complete: stopped.is_none(),
             stopped,
+            ..Default::default()
         },
         first_deadlock: first_deadlock.map(CanonicalId),
         deadlock_trace,
