@@ -24,7 +24,6 @@ pub const COMPRESSIONS: [&str; 12] = [
 /// FDR built-ins that weft does not support, with the reason given to users.
 const UNSUPPORTED_BUILTINS: &[(&str, &str)] = &[
     ("Event", "the type name `Event`"),
-    ("BUFFER", "the built-in process `BUFFER`"),
     ("WEAK_BUFFER", "the built-in process `WEAK_BUFFER`"),
 ];
 

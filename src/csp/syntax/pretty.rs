@@ -12,7 +12,7 @@ use std::fmt::Write;
 use super::ast::*;
 use super::parser::{RED_ZONE, STACK_PER_RECURSION};
 use super::precedence::{
-    expr_level, L_ADD, L_AND, L_APP, L_CAT, L_CMP, L_DOT, L_FIELD, L_HIDE, L_INTCHOICE,
+    expr_level, L_ADD, L_AND, L_APP, L_BOTH, L_CAT, L_CMP, L_DOT, L_FIELD, L_HIDE, L_INTCHOICE,
     L_INTERLEAVE, L_MUL, L_OR, L_PAR, L_PREFIX,
 };
 
@@ -174,6 +174,7 @@ fn write_bare(s: &mut String, e: &Expr) {
                 BinOp::Add | BinOp::Sub => L_ADD,
                 BinOp::Mul | BinOp::Div | BinOp::Mod => L_MUL,
                 BinOp::Concat => L_CAT,
+                BinOp::Both => L_BOTH,
                 _ => L_CMP,
             };
             let left_min = if l == L_CMP { l + 1 } else { l };
@@ -457,7 +458,10 @@ fn write_pattern_here(s: &mut String, p: &Pattern) {
                 if i > 0 {
                     s.push('.');
                 }
-                let wrap = matches!(q.kind, PatKind::Dot(_) | PatKind::Concat(..));
+                let wrap = matches!(
+                    q.kind,
+                    PatKind::Dot(_) | PatKind::Concat(..) | PatKind::Both(..)
+                );
                 if wrap {
                     s.push('(');
                 }
@@ -477,6 +481,22 @@ fn write_pattern_here(s: &mut String, p: &Pattern) {
             write_pattern(s, a);
             s.push_str(" ^ ");
             write_pattern(s, b);
+        }
+        PatKind::Both(a, b) => {
+            for (q, sep) in [(a, ""), (b, " @@ ")] {
+                s.push_str(sep);
+                let wrap = matches!(
+                    q.kind,
+                    PatKind::Dot(_) | PatKind::Concat(..) | PatKind::Both(..)
+                );
+                if wrap {
+                    s.push('(');
+                }
+                write_pattern(s, q);
+                if wrap {
+                    s.push(')');
+                }
+            }
         }
         PatKind::Set(ps) => {
             s.push_str("{ ");

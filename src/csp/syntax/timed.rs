@@ -455,7 +455,7 @@ fn decl_names(kind: &DeclKind) -> Vec<Ident> {
                     PatKind::Tuple(ps) | PatKind::Dot(ps) | PatKind::Seq(ps) | PatKind::Set(ps) => {
                         ps.iter().for_each(|q| vars(q, out))
                     }
-                    PatKind::Concat(a, b) => {
+                    PatKind::Concat(a, b) | PatKind::Both(a, b) => {
                         vars(a, out);
                         vars(b, out);
                     }
