@@ -174,6 +174,13 @@ impl Resolver<'_> {
                 format!("`{name}` must be declared first: `external {name}`"),
             ));
         }
+        if matches!(&**name, "TSTOP" | "TSKIP") {
+            return Err(RawError::new(
+                span,
+                ErrorKind::UnknownName,
+                format!("`{name}` is defined only inside a timed section (`Timed(et) {{ ... }}`)"),
+            ));
+        }
         if matches!(&**name, "WAIT" | "timed_priority") {
             return Err(RawError::new(
                 span,

@@ -195,7 +195,7 @@ fn instantiate(
 }
 
 /// The names a (flattened) declaration defines.
-fn defined_names(d: &Decl) -> Vec<Name> {
+pub(super) fn defined_names(d: &Decl) -> Vec<Name> {
     match &d.kind {
         DeclKind::Channel(names, _) => names.iter().map(|n| n.name.clone()).collect(),
         DeclKind::DataType(name, clauses) => std::iter::once(name.name.clone())
