@@ -408,11 +408,6 @@ const FAIL_NOT_REJECTED: &[(&str, &str)] = &[
         "`extensions` of a complete event is {} to weft; libcspm rejects it statically",
     ),
     (
-        "typechecker/should_fail/fields_2.csp",
-        "the extra input `?y` is only found when the prefix's events are enumerated, and the \
-         channel's type is Int",
-    ),
-    (
         "typechecker/should_fail/fields_3.csp",
         "a static type error: weft has no Hindley-Milner type checker and checks types dynamically",
     ),

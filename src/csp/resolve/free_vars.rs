@@ -326,6 +326,7 @@ impl Resolver<'_> {
                 })();
                 self.scope.truncate(mark);
                 free.extend(r?);
+                self.check_prefix_field_count(pre, e.span)?;
                 let list: Arc<[Name]> = free.iter().cloned().collect();
                 if list.is_empty() {
                     self.prog.closed_prefixes.push((e.id, self.owner.clone()));
