@@ -205,6 +205,11 @@ impl Resolver<'_> {
                 ErrorKind::Syntax,
                 "`_` can only be used in a pattern",
             )),
+            Binary(BinOp::Both, ..) => Err(RawError::new(
+                e.span,
+                ErrorKind::Syntax,
+                "`@@` joins two patterns; it cannot be used in an expression",
+            )),
             Tuple(es) | SeqLit(es) | SetLit(es) | Productions(es) => self.resolve_all(es),
             Dot(a, b)
             | Binary(_, a, b)
