@@ -26,7 +26,7 @@ const CSPMF_LOAD_ERRORS: &[(&str, &str, &str)] = &[
     ),
     (
         "prioProb.csp",
-        "too many fields",
+        "but this prefix gives it 1",
         "`out!e` with `channel out, e` (and `TestFact2` is defined twice; FDR rejects both)",
     ),
     (

@@ -46,12 +46,13 @@ fn one_bad_definition_blocks_only_its_assertions() {
          Q = a -> UNDEFINED\n\
          R = b -> Q\n\
          N = 1 / 0\n\
-         S = a!N -> STOP\n\
+         S = c!N -> STOP\n\
          assert P :[deadlock free]\n\
          assert R :[deadlock free]\n\
          assert P [T= P\n\
          assert S :[deadlock free]\n\
-         assert not P :[divergence free]\n",
+         assert not P :[divergence free]\n\
+         channel c : Int\n",
     );
     assert_eq!(s.assertions().len(), 5);
     assert_ok(&s, 0);

@@ -157,7 +157,7 @@ fn includes_resolve_relative_to_the_including_file() {
 fn constructs_outside_the_subset_are_named() {
     for (text, word) in [
         ("external foo\n", "external function"),
-        ("P = BUFFER(3)\n", "BUFFER"),
+        ("P = WEAK_BUFFER(3, STOP, {})\n", "WEAK_BUFFER"),
     ] {
         let e = load_err(text);
         assert_eq!(e.kind, ErrorKind::Unsupported, "{text}: {e}");

@@ -219,7 +219,7 @@ fn a_bad_declaration_loses_only_itself() {
 channel a, b
 P = a -> (b -> STOP
 Q = a -> STOP
-f(x) = x @@ y
+f(x) = x + * y
 datatype T = A | B.{0..$} | C
 channel c, d : {0..3} :: X
 assert Q :[deadlock free [F]] :[tau priority]
@@ -248,7 +248,7 @@ W = STOP
     );
     assert_eq!(names(&decls[1]), ["P"]);
     assert_eq!(names(&decls[3]), ["f"]);
-    assert_eq!(invalid(&decls[3]).kind, ErrorKind::Unsupported);
+    assert_eq!(invalid(&decls[3]).kind, ErrorKind::Syntax);
     assert_eq!(names(&decls[4]), ["T", "A", "B", "C"]);
     assert_eq!(names(&decls[5]), ["c", "d"]);
     assert!(invalid(&decls[6]).assertion && names(&decls[6]).is_empty());
@@ -263,7 +263,7 @@ W = STOP
     };
     assert_eq!(at(1), (2, 20), "{}", invalid(&decls[1]).message);
     assert!(invalid(&decls[1]).message.contains("expected `)`"));
-    assert_eq!(at(3), (4, 10));
+    assert_eq!(at(3), (4, 12));
     assert_eq!(at(9), (10, 7));
 }
 

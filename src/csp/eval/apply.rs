@@ -118,7 +118,8 @@ impl Script {
         let r = evaluating(frame, || self.call_body(&fv.target, &applied, span));
         let v = self
             .self_call_result(r, &call, span)
-            .map_err(|e| self.at_if_unpositioned(e, span))?;
+            .map_err(|e| self.at_if_unpositioned(e, span))
+            .map_err(|e| self.at_call_of_prelude(e, span))?;
         Ok(self.name_process(fv.target.clone(), flat, v))
     }
 

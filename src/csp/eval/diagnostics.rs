@@ -11,6 +11,21 @@ impl Script {
         }
     }
 
+    /// `e`, placed at `span` (a call in the script) if it points into the prelude: an error
+    /// inside a prelude definition such as `BUFFER` is shown at the script's call.
+    pub(super) fn at_call_of_prelude(&self, e: CspError, span: Span) -> CspError {
+        let in_prelude = |file: &str| file == "<prelude>";
+        let from_prelude = e.location.as_ref().is_some_and(|l| in_prelude(&l.file));
+        if !from_prelude || span == Span::default() || self.sources.is_empty() {
+            return e;
+        }
+        let here = self.err(span, e.kind, e.message.clone());
+        match &here.location {
+            Some(l) if !in_prelude(&l.file) => here,
+            _ => e,
+        }
+    }
+
     /// `e`, placed at `span` if it has no position yet.
     pub(super) fn at_if_unpositioned(&self, e: CspError, span: Span) -> CspError {
         if e.location.is_some() || span == Span::default() {

@@ -73,10 +73,20 @@ pub const MAX_COLLECTION: usize = 10_000_000;
 /// Stack size of the thread [`load_script`] evaluates on.
 pub const LOAD_STACK_BYTES: usize = 256 << 20;
 
-/// Definitions every script has unless it defines the name itself.
+/// Definitions every script has unless it defines the name itself. `BUFFER(n, io)` is FDR's
+/// built-in FIFO buffer of capacity `n`: it inputs the first event of a pair of `io` and, in
+/// order, outputs the second. `BUFFER_needs_capacity_1_and_one_to_one_pairs'` refuses (no
+/// clause matches `false`) a capacity below 1 or pairs that are not one-to-one (FDR rejects
+/// both); `BUFFER'` is the state. (No `error(...)` here: a script may declare its own `error`.)
 const PRELUDE: &str = "\
 RUN(A) = [] x:A @ x -> RUN(A)
 CHAOS(A) = STOP |~| ([] x:A @ x -> CHAOS(A))
+BUFFER(n, io) = BUFFER_needs_capacity_1_and_one_to_one_pairs'(n >= 1 and card({o | (_, o) <- io}) == card(io)
+                              and card({i | (i, _) <- io}) == card(io), n, io)
+BUFFER_needs_capacity_1_and_one_to_one_pairs'(true, n, io) = BUFFER'(n, io, <>)
+BUFFER'(n, io, s) =
+     (#s < n & [] (i, o) : io @ i -> BUFFER'(n, io, s ^ <o>))
+  [] (#s > 0 & head(s) -> BUFFER'(n, io, tail(s)))
 ";
 
 type Env = Vec<(Name, Binding)>;

@@ -113,6 +113,13 @@ impl Script {
                 let strict = matches!(op, BinOp::Lt | BinOp::Gt);
                 Value::Bool(self.less(x, y, strict, span)?)
             }
+            BinOp::Both => {
+                return Err(self.err(
+                    span,
+                    ErrorKind::Syntax,
+                    "`@@` joins two patterns; it is not an operator on values",
+                ))
+            }
             BinOp::Concat => match (&va, &vb) {
                 (Value::Seq(x), Value::Seq(y)) => {
                     let mut v = x.to_vec();

@@ -87,6 +87,9 @@ impl Script {
                 self.match_pattern(a, &Value::Seq(vs[..split].into()), env)?
                     && self.match_pattern(b, &Value::Seq(vs[split..].into()), env)?
             }
+            PatKind::Both(a, b) => {
+                self.match_pattern(a, v, env)? && self.match_pattern(b, v, env)?
+            }
             PatKind::Dot(ps) => {
                 let atoms = v.atoms();
                 let mut i = 0;
@@ -135,6 +138,13 @@ impl Script {
                             None => self.value_len(atoms, i)?,
                         }
                     };
+                    // a component such as `(x.y) @@ (a.b.c)` needs as many atoms as its
+                    // longest dotted side
+                    let n = if k + 1 < ps.len() {
+                        n.max(min_width(q))
+                    } else {
+                        n
+                    };
                     let n = n.min(atoms.len() - i);
                     let part = Value::from_atoms(&atoms[i..i + n]);
                     if !self.match_pattern(q, &part, env)? {
@@ -145,5 +155,15 @@ impl Script {
                 i == atoms.len()
             }
         })
+    }
+}
+
+/// The fewest atoms a value matching `p` has, as a component of a dotted pattern: a dotted
+/// pattern takes one atom per component at least, `p @@ q` as many as the wider side.
+fn min_width(p: &Pattern) -> usize {
+    match &p.kind {
+        PatKind::Dot(ps) => ps.iter().map(min_width).sum(),
+        PatKind::Both(a, b) => min_width(a).max(min_width(b)),
+        _ => 1,
     }
 }

@@ -90,7 +90,7 @@ pub(super) fn pattern_vars(p: &Pattern, out: &mut Vec<(Name, Span)>) {
                 pattern_vars(q, out);
             }
         }
-        PatKind::Concat(a, b) => {
+        PatKind::Concat(a, b) | PatKind::Both(a, b) => {
             pattern_vars(a, out);
             pattern_vars(b, out);
         }
@@ -110,6 +110,10 @@ pub(super) fn check_concat_patterns(p: &Pattern) -> CResult<()> {
                     "a `^` pattern needs a sequence literal such as `<x>` on one side",
                 ));
             }
+            check_concat_patterns(a)?;
+            check_concat_patterns(b)
+        }
+        PatKind::Both(a, b) => {
             check_concat_patterns(a)?;
             check_concat_patterns(b)
         }

@@ -205,6 +205,11 @@ impl Resolver<'_> {
                 ErrorKind::Syntax,
                 "`_` can only be used in a pattern",
             )),
+            Binary(BinOp::Both, ..) => Err(RawError::new(
+                e.span,
+                ErrorKind::Syntax,
+                "`@@` joins two patterns; it cannot be used in an expression",
+            )),
             Tuple(es) | SeqLit(es) | SetLit(es) | Productions(es) => self.resolve_all(es),
             Dot(a, b)
             | Binary(_, a, b)
@@ -326,6 +331,7 @@ impl Resolver<'_> {
                 })();
                 self.scope.truncate(mark);
                 free.extend(r?);
+                self.check_prefix_field_count(pre, e.span)?;
                 let list: Arc<[Name]> = free.iter().cloned().collect();
                 if list.is_empty() {
                     self.prog.closed_prefixes.push((e.id, self.owner.clone()));

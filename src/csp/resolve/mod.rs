@@ -14,6 +14,7 @@ mod arity;
 mod definitions;
 mod free_vars;
 mod names;
+mod prefix_fields;
 mod program;
 
 use std::collections::{BTreeSet, HashMap};

@@ -24,7 +24,6 @@ pub const COMPRESSIONS: [&str; 12] = [
 /// FDR built-ins that weft does not support, with the reason given to users.
 const UNSUPPORTED_BUILTINS: &[(&str, &str)] = &[
     ("Event", "the type name `Event`"),
-    ("BUFFER", "the built-in process `BUFFER`"),
     ("WEAK_BUFFER", "the built-in process `WEAK_BUFFER`"),
 ];
 
@@ -173,6 +172,13 @@ impl Resolver<'_> {
                 span,
                 ErrorKind::UnknownName,
                 format!("`{name}` must be declared first: `external {name}`"),
+            ));
+        }
+        if matches!(&**name, "TSTOP" | "TSKIP") {
+            return Err(RawError::new(
+                span,
+                ErrorKind::UnknownName,
+                format!("`{name}` is defined only inside a timed section (`Timed(et) {{ ... }}`)"),
             ));
         }
         if matches!(&**name, "WAIT" | "timed_priority") {

@@ -50,6 +50,8 @@ pub enum BinOp {
     And,
     Or,
     Concat,
+    /// `p1 @@ p2`: a pattern that matches a value both patterns match (only in patterns).
+    Both,
 }
 
 impl BinOp {
@@ -70,6 +72,7 @@ impl BinOp {
             BinOp::And => "and",
             BinOp::Or => "or",
             BinOp::Concat => "^",
+            BinOp::Both => "@@",
         }
     }
 }
@@ -355,6 +358,8 @@ pub enum PatKind {
     Seq(Vec<Pattern>),
     /// `p1 ^ p2` (one side must be a sequence literal pattern)
     Concat(Box<Pattern>, Box<Pattern>),
+    /// `p1 @@ p2`: matches a value both match, binding the variables of both.
+    Both(Box<Pattern>, Box<Pattern>),
     /// `{}` or `{p}`
     Set(Vec<Pattern>),
 }

@@ -11,6 +11,7 @@ pub mod modules;
 pub mod parser;
 pub mod precedence;
 pub mod pretty;
+pub mod shape;
 pub mod source;
 pub(crate) mod timed;
 pub mod tokens;

@@ -195,7 +195,7 @@ fn instantiate(
 }
 
 /// The names a (flattened) declaration defines.
-fn defined_names(d: &Decl) -> Vec<Name> {
+pub(super) fn defined_names(d: &Decl) -> Vec<Name> {
     match &d.kind {
         DeclKind::Channel(names, _) => names.iter().map(|n| n.name.clone()).collect(),
         DeclKind::DataType(name, clauses) => std::iter::once(name.name.clone())
@@ -219,7 +219,7 @@ fn pattern_names(p: &Pattern, out: &mut Vec<Name>) {
         PatKind::Tuple(ps) | PatKind::Dot(ps) | PatKind::Seq(ps) | PatKind::Set(ps) => {
             ps.iter().for_each(|q| pattern_names(q, out))
         }
-        PatKind::Concat(a, b) => {
+        PatKind::Concat(a, b) | PatKind::Both(a, b) => {
             pattern_names(a, out);
             pattern_names(b, out);
         }
@@ -308,7 +308,7 @@ fn rename_pattern(p: &mut Pattern, names: &Names) {
         PatKind::Tuple(ps) | PatKind::Dot(ps) | PatKind::Seq(ps) | PatKind::Set(ps) => {
             ps.iter_mut().for_each(|q| rename_pattern(q, names))
         }
-        PatKind::Concat(a, b) => {
+        PatKind::Concat(a, b) | PatKind::Both(a, b) => {
             rename_pattern(a, names);
             rename_pattern(b, names);
         }

@@ -14,6 +14,8 @@ pub(crate) const L_SEQ: u8 = 8;
 pub(crate) const L_PREFIX: u8 = 9;
 pub(crate) const L_FIELD: u8 = 10;
 pub(crate) const L_DOT: u8 = 11;
+/// `@@` (patterns only): tighter than `.`, looser than the value operators.
+pub(crate) const L_BOTH: u8 = 12;
 pub(crate) const L_OR: u8 = 13;
 pub(crate) const L_AND: u8 = 14;
 pub(crate) const L_NOT: u8 = 15;
@@ -51,6 +53,7 @@ pub fn expr_level(e: &Expr) -> u8 {
             BinOp::Add | BinOp::Sub => L_ADD,
             BinOp::Mul | BinOp::Div | BinOp::Mod => L_MUL,
             BinOp::Concat => L_CAT,
+            BinOp::Both => L_BOTH,
         },
         ExprKind::Unary(UnOp::Not, _) => L_NOT,
         ExprKind::Unary(UnOp::Neg, _) => L_ADD,

@@ -31,6 +31,7 @@
 //! semantics of the nodes is in `csp::eval::timed` (values) and `csp::process::timed`
 //! (firing rules).
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::ast::*;
@@ -42,7 +43,17 @@ type LResult<T> = Result<T, RawError>;
 /// Lowers the timed sections of `decls` (and of the `let` expressions in them), giving the
 /// nodes it makes ids from `next_id` on.
 pub(crate) fn lower(decls: Vec<Decl>, next_id: &mut u32) -> Vec<Decl> {
-    let mut l = Lowering { next_id };
+    // FDR's names `TSTOP` and `TSKIP` are the timed `STOP` and `SKIP` in a section, unless
+    // the script defines them itself (as scripts written for FDR2 do).
+    let defined: HashSet<Name> = decls
+        .iter()
+        .flat_map(super::modules::defined_names)
+        .collect();
+    let mut l = Lowering {
+        next_id,
+        tstop: !defined.contains("TSTOP"),
+        tskip: !defined.contains("TSKIP"),
+    };
     l.top_decls(decls, None)
 }
 
@@ -53,6 +64,10 @@ fn header_name(id: u32) -> Name {
 
 struct Lowering<'a> {
     next_id: &'a mut u32,
+    /// `TSTOP` names the timed `STOP` (the script does not define it).
+    tstop: bool,
+    /// `TSKIP` names the timed `SKIP`.
+    tskip: bool,
 }
 
 /// The section a construct is in: the hidden name of its header.
@@ -259,8 +274,12 @@ impl Lowering<'_> {
         // The constructs a section changes.
         if let Some(s) = sec {
             match kind {
-                K::Var(ref n) if &**n == "STOP" => return Ok(self.timed(s, TimedForm::Stop, span)),
-                K::Var(ref n) if &**n == "SKIP" => return Ok(self.timed(s, TimedForm::Skip, span)),
+                K::Var(ref n) if &**n == "STOP" || (self.tstop && &**n == "TSTOP") => {
+                    return Ok(self.timed(s, TimedForm::Stop, span))
+                }
+                K::Var(ref n) if &**n == "SKIP" || (self.tskip && &**n == "TSKIP") => {
+                    return Ok(self.timed(s, TimedForm::Skip, span))
+                }
                 K::App(f, mut args)
                     if args.len() == 1 && is_var(&f, &["WAIT", "timed_priority"]) =>
                 {
@@ -455,7 +474,7 @@ fn decl_names(kind: &DeclKind) -> Vec<Ident> {
                     PatKind::Tuple(ps) | PatKind::Dot(ps) | PatKind::Seq(ps) | PatKind::Set(ps) => {
                         ps.iter().for_each(|q| vars(q, out))
                     }
-                    PatKind::Concat(a, b) => {
+                    PatKind::Concat(a, b) | PatKind::Both(a, b) => {
                         vars(a, out);
                         vars(b, out);
                     }

@@ -441,8 +441,19 @@ impl Parser<'_> {
             _ => return Err(self.unexpected("`[T=`, `[F=`, `[FD=` or `:[...]` in an assertion")),
         };
         let mut tau_priority = None;
-        if let Tok::Property { name, model } = self.peek().clone() {
+        let mut partial_order_reduce = false;
+        while let Tok::Property { name, model } = self.peek().clone() {
             let is_tau_priority = matches!(name.as_str(), "tau priority" | "tau priority over");
+            // `:[partial order reduce]` (optionally `[fast]`, `[precise]`, `[hybrid]`) asks
+            // FDR to search fewer interleavings; the verdict is the same, so weft accepts
+            // the option and checks the assertion as it is (semantically the identity).
+            let is_por = name == "partial order reduce"
+                && matches!(model.as_deref(), None | Some("fast" | "precise" | "hybrid"));
+            if is_por && !partial_order_reduce {
+                self.bump();
+                partial_order_reduce = true;
+                continue;
+            }
             if !is_tau_priority || model.is_some() || tau_priority.is_some() {
                 return Err(unsupported(
                     self.span(),
@@ -537,7 +548,7 @@ pub(super) fn defined_names(lhs: &Expr) -> Vec<Ident> {
             PatKind::Tuple(ps) | PatKind::Dot(ps) | PatKind::Seq(ps) | PatKind::Set(ps) => {
                 ps.iter().for_each(|q| vars(q, out))
             }
-            PatKind::Concat(a, b) => {
+            PatKind::Concat(a, b) | PatKind::Both(a, b) => {
                 vars(a, out);
                 vars(b, out);
             }

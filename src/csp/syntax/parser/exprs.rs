@@ -38,7 +38,7 @@ impl Parser<'_> {
                 Tok::Star | Tok::Slash | Tok::Percent => (L_MUL, L_MUL + 1),
                 Tok::Caret => (L_CAT, L_CAT + 1),
                 Tok::LParen | Tok::LRename => (L_APP, L_APP),
-                Tok::AtAt => return Err(unsupported(self.span(), "the pattern operator `@@`")),
+                Tok::AtAt => (L_BOTH, L_BOTH + 1),
                 Tok::ColonColon => {
                     return Err(unsupported(
                         self.span(),
@@ -279,6 +279,7 @@ impl Parser<'_> {
                         Tok::Star => BinOp::Mul,
                         Tok::Slash => BinOp::Div,
                         Tok::Percent => BinOp::Mod,
+                        Tok::AtAt => BinOp::Both,
                         _ => BinOp::Concat,
                     };
                     let rhs = self.parse_expr(right_min)?;

@@ -52,6 +52,9 @@ pub(super) fn to_pattern_here(e: &Expr) -> PResult<Pattern> {
         ExprKind::Binary(BinOp::Concat, a, b) => {
             PatKind::Concat(Box::new(to_pattern(a)?), Box::new(to_pattern(b)?))
         }
+        ExprKind::Binary(BinOp::Both, a, b) => {
+            PatKind::Both(Box::new(to_pattern(a)?), Box::new(to_pattern(b)?))
+        }
         ExprKind::SetLit(items) if items.len() <= 1 => {
             PatKind::Set(items.iter().map(to_pattern).collect::<PResult<_>>()?)
         }
