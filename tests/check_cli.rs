@@ -506,3 +506,51 @@ fn an_exponential_network_is_refused_at_once() {
     assert_eq!(code, 2, "{out}{err}");
     assert!(err.contains("too large to explore"), "{err}");
 }
+
+/// A divergence search along a very long tau path (a counter hidden up to 2^31) obeys the
+/// time limit: no hang, exit code 2, no verdict (a fuzzing finding).
+#[test]
+fn a_long_tau_path_obeys_the_time_limit() {
+    let dir = std::env::temp_dir().join(format!("weft-longtau-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a scratch folder");
+    let script = dir.join("long_tau.csp");
+    std::fs::write(
+        &script,
+        "channel tick\nchannel out : {0..3}\n\
+         COUNT(n) = n < 2147483648 & tick -> COUNT(n+1) [] out!0 -> COUNT(0)\n\
+         assert COUNT(0) \\ {tick} :[divergence free]\n",
+    )
+    .expect("writes");
+    let started = std::time::Instant::now();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_weft"))
+        .args(["check", &script.to_string_lossy(), "--timeout", "2"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(started.elapsed().as_secs() < 30, "{:?}", started.elapsed());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("time limit"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// An `.aut` file that declares far more states than it reaches costs what it reaches
+/// (a fuzzing finding: 2^31 declared states made the specification's tables 8 GB).
+#[test]
+fn declared_but_unreached_states_cost_nothing() {
+    let dir = std::env::temp_dir().join(format!("weft-declared-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a scratch folder");
+    let lts = dir.join("sparse.aut");
+    std::fs::write(&lts, "des (0,2,2147483647)\n(0,\"a\",1)\n(1,\"tau\",0)\n").expect("writes");
+    let path = lts.to_string_lossy().into_owned();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_weft"))
+        .args(["refines", &path, &path, "--max-memory", "1G"])
+        .output()
+        .expect("runs");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -199,7 +199,7 @@ pub fn search_determinism<T: TransitionSystem>(
         ts,
         fd: model.has_divergences(),
         names: LabelNames::new(ts),
-        divergence: DivergenceMemo::new(ts),
+        divergence: DivergenceMemo::new(ts, stop.clone()),
     };
     let opts = RunOptions {
         record_transitions: false,

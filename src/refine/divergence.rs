@@ -11,6 +11,7 @@ use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 
 use crate::explore::index::Segmented;
+use crate::explore::StopSignal;
 use crate::sync::shim::AtomicU64;
 use crate::ts::{TransitionSystem, TAU};
 
@@ -21,6 +22,9 @@ const DIVERGES: u64 = 2;
 /// The divergence of the states of a system that numbers its states, remembered.
 pub(crate) struct DivergenceMemo<'a, T: TransitionSystem> {
     ts: &'a T,
+    /// The search's stop signal: a long tau path (a counter hidden up to a large bound) is
+    /// followed only while the search may go on.
+    stop: StopSignal,
     /// Two bits per state number, 32 numbers per word.
     memo: Segmented<AtomicU64>,
 }
@@ -77,9 +81,10 @@ struct Frame<S> {
 
 impl<'a, T: TransitionSystem> DivergenceMemo<'a, T> {
     /// Nothing known yet of `ts`'s states.
-    pub(crate) fn new(ts: &'a T) -> Self {
+    pub(crate) fn new(ts: &'a T, stop: StopSignal) -> Self {
         DivergenceMemo {
             ts,
+            stop,
             memo: Segmented::new(1),
         }
     }
@@ -114,7 +119,9 @@ impl<'a, T: TransitionSystem> DivergenceMemo<'a, T> {
         out
     }
 
-    /// Whether `state` can perform infinitely many taus.
+    /// Whether `state` can perform infinitely many taus. When the search's stop signal is
+    /// raised meanwhile, gives up and answers `false` without remembering anything: a stopped
+    /// search gives no verdict, so the answer is never used.
     pub(crate) fn diverges(&self, state: &T::State) -> bool {
         let number = self.number(state);
         match self.known(number) {
@@ -128,6 +135,9 @@ impl<'a, T: TransitionSystem> DivergenceMemo<'a, T> {
         t.push(number, self.tau_successors(state));
         while let Some(frame) = t.frames.last_mut() {
             let v = frame.node;
+            if t.numbers.len() % 4096 == 4095 && self.stop.is_raised() {
+                return false;
+            }
             if frame.next < frame.successors.len() {
                 let w_state = frame.successors[frame.next].clone();
                 frame.next += 1;

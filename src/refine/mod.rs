@@ -455,7 +455,7 @@ pub fn check_system<I: TransitionSystem>(
     let events = SpecEvents::new(spec.label_names());
     let nf = SharedNormalForm::new(spec, events.of_label.clone());
     let model = opts.model;
-    let product = Product::new(&nf, &events, imp, model);
+    let product = Product::new(&nf, &events, imp, model, stop);
     let run_opts = RunOptions {
         record_transitions: false,
         max_states: system_opts.max_pairs,

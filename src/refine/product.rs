@@ -23,6 +23,7 @@ use super::revivals::admissible_union;
 use super::shared_normal::SharedNormalForm;
 use super::Model;
 use crate::explore::index::Segmented;
+use crate::explore::StopSignal;
 use crate::explore::{Driven, Found};
 use crate::sync::shim::AtomicU64;
 use crate::ts::{Label, TransitionSystem, TAU};
@@ -106,6 +107,7 @@ impl<'a, I: TransitionSystem> Product<'a, I> {
         spec_events: &'a SpecEvents,
         imp: &'a I,
         model: Model,
+        stop: &StopSignal,
     ) -> Self {
         Product {
             nf,
@@ -113,7 +115,7 @@ impl<'a, I: TransitionSystem> Product<'a, I> {
             model,
             spec_events,
             event_of: Segmented::new(1),
-            divergence: DivergenceMemo::new(imp),
+            divergence: DivergenceMemo::new(imp, stop.clone()),
         }
     }
 

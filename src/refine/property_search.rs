@@ -106,7 +106,7 @@ pub fn search_property<T: TransitionSystem>(
         ts,
         property,
         tick,
-        divergence: DivergenceMemo::new(ts),
+        divergence: DivergenceMemo::new(ts, stop.clone()),
     };
     let opts = RunOptions {
         record_transitions: false,

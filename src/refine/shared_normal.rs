@@ -19,8 +19,10 @@ use parking_lot::Mutex;
 
 use super::normal::{minimal_acceptances, sorted_subset, visible_moves, SubsetMemo, EMPTY_SET};
 use super::revivals::{admissible_members, stable_groups, StableGroup};
+use crate::explore::index::Segmented;
 use crate::hash::{hash_u32_slice, WordBuildHasher};
 use crate::lts::Lts;
+use crate::sync::shim::AtomicU32 as ShimAtomicU32;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 /// Node ids by members (one shard of the index).
@@ -73,7 +75,9 @@ pub(crate) struct SharedNormalForm<'a> {
     made: AtomicU32,
     /// Per specification state, one more than the node of its tau-closure, once made (most
     /// successor nodes are the closure of a single state).
-    closure_node: Box<[AtomicU32]>,
+    /// Allocated as states are met: a specification may declare many more states than it
+    /// reaches.
+    closure_node: Segmented<ShimAtomicU32>,
     memo: SubsetMemo,
     initial: u32,
 }
@@ -97,7 +101,7 @@ impl<'a> SharedNormalForm<'a> {
                 .map(|_| Mutex::new(HashMap::default()))
                 .collect(),
             made: AtomicU32::new(0),
-            closure_node: (0..spec.num_states()).map(|_| AtomicU32::new(0)).collect(),
+            closure_node: Segmented::new(1),
             memo: SubsetMemo::new(),
             initial: EMPTY_SET,
         };
@@ -248,7 +252,7 @@ impl<'a> SharedNormalForm<'a> {
 
     /// The node of the tau-closure of specification state `state`.
     fn closure_node_of(&self, state: u32) -> u32 {
-        let cell = &self.closure_node[state as usize];
+        let cell = &self.closure_node.get_or_alloc(state as u64)[0];
         // Ordering: Relaxed, both; the node id is published with the node (by its slot), and
         // whoever stores it stores the same id.
         match cell.load(Ordering::Relaxed) {

@@ -111,7 +111,7 @@ pub fn search_trace<T: TransitionSystem>(
         wanted: trace,
         fd: model.has_divergences(),
         names: LabelNames::new(ts),
-        divergence: DivergenceMemo::new(ts),
+        divergence: DivergenceMemo::new(ts, stop.clone()),
     };
     let opts = RunOptions {
         record_transitions: false,
