@@ -78,6 +78,11 @@ pub struct CspState(u32);
 /// Most states of one position's process explored when the system is made.
 pub const EXPLICIT_LEAVES: usize = 1 << 12;
 
+/// Most states of a position whose process is a compression (`normal(P)`, ...), explored when
+/// the system is made: its LTS is explicit already (at most
+/// [`MAX_COMPRESSED_STATES`](super::compress::MAX_COMPRESSED_STATES) states).
+pub const EXPLICIT_COMPRESSED_LEAVES: usize = 1 << 22;
+
 /// How states are made.
 enum Shape {
     /// States are process terms, numbered as leaves of `Shared::leaves`.
@@ -139,9 +144,23 @@ struct LeafLts {
     moves: Vec<Arc<[(Label, u32)]>>,
 }
 
+/// Why a position's process was not explored on its own.
+enum NotExplored {
+    /// It has more states than the bound, or failed to evaluate somewhere (the failure
+    /// is met again, and reported, when the system runs).
+    Lazy,
+    /// It meets compression `k`, not made yet: made outside the section, then explored again.
+    Pending(u32),
+}
+
 impl LeafLts {
-    /// Explores `start`; `None` if it has more than `limit` states or fails to evaluate.
-    fn explore(sem: &Semantics, sec: &Section<'_>, start: TermId, limit: usize) -> Option<LeafLts> {
+    /// Explores `start`, up to `limit` states.
+    fn explore(
+        sem: &Semantics,
+        sec: &Section<'_>,
+        start: TermId,
+        limit: usize,
+    ) -> Result<LeafLts, NotExplored> {
         let mut numbers: HashMap<TermId, u32, WordBuildHasher> = HashMap::default();
         numbers.insert(start, 0);
         let mut lts = LeafLts {
@@ -150,7 +169,13 @@ impl LeafLts {
         };
         while lts.moves.len() < lts.terms.len() {
             let t = lts.terms[lts.moves.len()];
-            let fired = sem.transitions(sec, term(sec, t), 0).ok()?;
+            let fired =
+                sem.transitions(sec, term(sec, t), 0).map_err(
+                    |_| match super::compress::pending() {
+                        Some(k) => NotExplored::Pending(k),
+                        None => NotExplored::Lazy,
+                    },
+                )?;
             let mut moves = Vec::with_capacity(fired.len());
             for &(label, target) in fired.iter() {
                 let next = *numbers.entry(target).or_insert_with(|| {
@@ -160,11 +185,11 @@ impl LeafLts {
                 moves.push((label, next));
             }
             if lts.terms.len() > limit {
-                return None;
+                return Err(NotExplored::Lazy);
             }
             lts.moves.push(moves.into());
         }
-        Some(lts)
+        Ok(lts)
     }
 }
 
@@ -233,13 +258,21 @@ impl LeafTable {
 /// What the threads of a system share; also its root set.
 struct Shared {
     id: u64,
-    sem: Semantics,
+    sem: Arc<Semantics>,
     shape: Shape,
     leaves: LeafTable,
     initial: u32,
     omega: TermId,
     failed: AtomicBool,
     error: Mutex<Option<CspError>>,
+}
+
+/// While a system is made, its semantics' memo is a root set of its own (see
+/// [`CspSystem::new`]).
+impl RootSet for Semantics {
+    fn for_each_root(&self, visit: &mut dyn FnMut(TermId)) {
+        self.for_each_term(visit);
+    }
 }
 
 impl RootSet for Shared {
@@ -332,6 +365,13 @@ struct ThreadContext {
 
 static NEXT_SYSTEM: AtomicU64 = AtomicU64::new(1);
 
+/// What one try at making a system gives.
+enum Made {
+    System(CspSystem),
+    /// Compressions to make (outside any section) before the next try.
+    Pending(Vec<u32>),
+}
+
 /// Runs `f` in a shared section of this thread's access to the term table.
 pub(crate) fn in_section<R>(f: impl FnOnce(&Section<'_>) -> R) -> R {
     TERMS.with(|tt| {
@@ -345,15 +385,46 @@ impl CspSystem {
     pub fn new(script: &Arc<Script>, process: &Proc) -> Result<CspSystem, CspError> {
         // Ordering: Relaxed; only uniqueness matters.
         let id = NEXT_SYSTEM.fetch_add(1, Ordering::Relaxed);
-        let enc = Encoding::new(script.clone())?;
+        let sem = Arc::new(Semantics::new(Encoding::new(script.clone())?));
+        // While the system is made, the semantics' memo is a root set of its own: a
+        // compression that a position's process meets is made outside the construction's
+        // section (as `for_each_successor` does), and the construction runs again, so the
+        // position is explicit too.
+        let building = global().register_roots(sem.clone());
+        let mut made: Vec<u32> = Vec::new();
+        loop {
+            match Self::make(id, &sem, process)? {
+                Made::System(system) => {
+                    drop(building);
+                    return Ok(system);
+                }
+                Made::Pending(pending) => {
+                    for k in pending {
+                        if made.contains(&k) {
+                            // Made, yet pending again: not expected; the position stays lazy
+                            // on the next try rather than looping.
+                            continue;
+                        }
+                        made.push(k);
+                        // A failure is kept in the compression's slot and met again, and
+                        // reported, when the position runs.
+                        let _ = sem.make_compression(k);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Makes the system in one section, or names the compressions its positions' processes
+    /// need made first.
+    fn make(id: u64, sem: &Arc<Semantics>, process: &Proc) -> Result<Made, CspError> {
         TERMS.with(|tt| {
             // The whole construction runs in one section: the terms built stay valid until the
             // system's root set, registered before the section ends, holds them.
             let sec = tt.shared_section();
-            let t = enc.build(&sec, process, &mut BuildPath::default())?;
-            let omega = enc.omega(&sec).id();
+            let t = sem.enc.build(&sec, process, &mut BuildPath::default())?;
+            let omega = sem.enc.omega(&sec).id();
             let leaf_table = LeafTable::default();
-            let sem = Semantics::new(enc);
             let (initial, shape) = if Op::of(t).is_static() {
                 if super::network::count_leaves(t) > super::network::MAX_LEAVES {
                     return Err(CspError::unpositioned(
@@ -369,19 +440,31 @@ impl CspSystem {
                 let node = NetNode::compile(&sem.enc, t, u32::MAX, &mut leaves);
                 let mut positions = Vec::with_capacity(leaves.len());
                 let mut bits = Vec::with_capacity(leaves.len());
+                let mut pending = Vec::new();
                 for leaf in &leaves {
-                    match LeafLts::explore(&sem, &sec, leaf.id(), EXPLICIT_LEAVES) {
-                        Some(lts) => {
+                    let limit = if Op::of(*leaf) == Op::Compressed {
+                        EXPLICIT_COMPRESSED_LEAVES
+                    } else {
+                        EXPLICIT_LEAVES
+                    };
+                    match LeafLts::explore(sem, &sec, leaf.id(), limit) {
+                        Ok(lts) => {
                             bits.push(Layout::bits_for(lts.terms.len() as u64));
                             positions.push(Position::Explicit(lts));
                         }
-                        None => {
+                        Err(why) => {
+                            if let NotExplored::Pending(k) = why {
+                                pending.push(k);
+                            }
                             let table = LeafTable::default();
                             table.number(leaf.id());
                             bits.push(32);
                             positions.push(Position::Lazy(table));
                         }
                     }
+                }
+                if !pending.is_empty() {
+                    return Ok(Made::Pending(pending));
                 }
                 // Every position's process is number 0 of its table.
                 let layout = Layout::new(&bits);
@@ -414,7 +497,7 @@ impl CspSystem {
             };
             let shared = Arc::new(Shared {
                 id,
-                sem,
+                sem: sem.clone(),
                 shape,
                 leaves: leaf_table,
                 initial,
@@ -423,10 +506,10 @@ impl CspSystem {
                 error: Mutex::new(None),
             });
             let roots = global().register_roots(shared.clone());
-            Ok(CspSystem {
+            Ok(Made::System(CspSystem {
                 shared,
                 _roots: roots,
-            })
+            }))
         })
     }
 
