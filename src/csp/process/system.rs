@@ -15,6 +15,10 @@
 //!   or fails to evaluate somewhere, is numbered as met instead ([`LeafTable`], 32 bits). Ω
 //!   (after ✓) has every field at its reserved value. A state's successors combine its
 //!   leaves' transitions ([`combine`]): no term is made per network state.
+//! - A compression (`normal(P)`, ...) that a position's process meets is made first, outside
+//!   the construction's section, and the construction runs again: so a compressed component
+//!   is an explicit position, as in FDR, explored up to [`EXPLICIT_COMPRESSED_LEAVES`] states
+//!   when the position's process is the compression itself.
 //! - Otherwise a state is a process term and its number is its leaf number.
 //!
 //! A [`CspState`] is that number, fixed when the state is first met, so the explorer needs no
@@ -50,20 +54,18 @@
 #![forbid(unsafe_code)]
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 
-use dashmap::DashMap;
-use parking_lot::{Mutex, RwLock};
+use parking_lot::Mutex;
 
 use crate::explore::{IndexHandle, StateIndex};
-use crate::hash::WordBuildHasher;
 use crate::term::{global, RootRegistration, RootSet, TermId, TermThread};
 use crate::ts::{Label, NoCanonicalEncoding, TransitionSystem};
 
 use super::labels::TICK;
 use super::layout::Layout;
+use super::leaves::{LeafLts, LeafTable, NotExplored, Position};
 use super::network::{combine, distributed_termination, LeafMoves, NetNode, Scratch};
 use super::semantics::Semantics;
 use super::terms::{term, BuildPath, Encoding, Op, Section};
@@ -101,158 +103,6 @@ enum Shape {
         /// (`network::distributed_termination`).
         under_parallel: Vec<bool>,
     },
-}
-
-/// The leaves of one position of a network.
-enum Position {
-    Explicit(LeafLts),
-    Lazy(LeafTable),
-}
-
-impl Position {
-    fn term(&self, n: u32) -> TermId {
-        match self {
-            Position::Explicit(lts) => lts.terms[n as usize],
-            Position::Lazy(table) => table.term(n),
-        }
-    }
-
-    fn moves(
-        &self,
-        sem: &Semantics,
-        sec: &Section<'_>,
-        n: u32,
-    ) -> Result<Arc<[(Label, u32)]>, CspError> {
-        match self {
-            Position::Explicit(lts) => Ok(lts.moves[n as usize].clone()),
-            Position::Lazy(table) => table.moves(sem, sec, n),
-        }
-    }
-
-    fn for_each_term(&self, visit: &mut dyn FnMut(TermId)) {
-        match self {
-            Position::Explicit(lts) => lts.terms.iter().for_each(|&t| visit(t)),
-            Position::Lazy(table) => table.leaves.read().iter().for_each(|l| visit(l.term)),
-        }
-    }
-}
-
-/// A sequential process explored on its own: its reachable terms, numbered breadth first, and
-/// their transitions.
-struct LeafLts {
-    terms: Vec<TermId>,
-    moves: Vec<Arc<[(Label, u32)]>>,
-}
-
-/// Why a position's process was not explored on its own.
-enum NotExplored {
-    /// It has more states than the bound, or failed to evaluate somewhere (the failure
-    /// is met again, and reported, when the system runs).
-    Lazy,
-    /// It meets compression `k`, not made yet: made outside the section, then explored again.
-    Pending(u32),
-}
-
-impl LeafLts {
-    /// Explores `start`, up to `limit` states.
-    fn explore(
-        sem: &Semantics,
-        sec: &Section<'_>,
-        start: TermId,
-        limit: usize,
-    ) -> Result<LeafLts, NotExplored> {
-        let mut numbers: HashMap<TermId, u32, WordBuildHasher> = HashMap::default();
-        numbers.insert(start, 0);
-        let mut lts = LeafLts {
-            terms: vec![start],
-            moves: Vec::new(),
-        };
-        while lts.moves.len() < lts.terms.len() {
-            let t = lts.terms[lts.moves.len()];
-            let fired =
-                sem.transitions(sec, term(sec, t), 0).map_err(
-                    |_| match super::compress::pending() {
-                        Some(k) => NotExplored::Pending(k),
-                        None => NotExplored::Lazy,
-                    },
-                )?;
-            let mut moves = Vec::with_capacity(fired.len());
-            for &(label, target) in fired.iter() {
-                let next = *numbers.entry(target).or_insert_with(|| {
-                    lts.terms.push(target);
-                    lts.terms.len() as u32 - 1
-                });
-                moves.push((label, next));
-            }
-            if lts.terms.len() > limit {
-                return Err(NotExplored::Lazy);
-            }
-            lts.moves.push(moves.into());
-        }
-        Ok(lts)
-    }
-}
-
-/// One sequential process met by the system, and its transitions once computed.
-struct Leaf {
-    term: TermId,
-    moves: Option<Arc<[(Label, u32)]>>,
-}
-
-/// The sequential processes of a system, numbered densely in the order they are met.
-#[derive(Default)]
-struct LeafTable {
-    numbers: DashMap<TermId, u32, WordBuildHasher>,
-    /// By number; written only under the write lock, which also makes numbering unique.
-    leaves: RwLock<Vec<Leaf>>,
-}
-
-impl LeafTable {
-    /// The number of `t`, given on first call.
-    fn number(&self, t: TermId) -> u32 {
-        if let Some(n) = self.numbers.get(&t) {
-            return *n;
-        }
-        let mut leaves = self.leaves.write();
-        if let Some(n) = self.numbers.get(&t) {
-            return *n;
-        }
-        let n = leaves.len() as u32;
-        leaves.push(Leaf {
-            term: t,
-            moves: None,
-        });
-        self.numbers.insert(t, n);
-        n
-    }
-
-    fn term(&self, n: u32) -> TermId {
-        self.leaves.read()[n as usize].term
-    }
-
-    /// The transitions of leaf `n`, computed on first call (inside a shared section).
-    fn moves(
-        &self,
-        sem: &Semantics,
-        sec: &Section<'_>,
-        n: u32,
-    ) -> Result<Arc<[(Label, u32)]>, CspError> {
-        let t = {
-            let leaves = self.leaves.read();
-            let leaf = &leaves[n as usize];
-            if let Some(moves) = &leaf.moves {
-                return Ok(moves.clone());
-            }
-            leaf.term
-        };
-        let fired = sem.transitions(sec, term(sec, t), 0)?;
-        let moves: Arc<[(Label, u32)]> = fired
-            .iter()
-            .map(|&(label, target)| (label, self.number(target)))
-            .collect();
-        let mut leaves = self.leaves.write();
-        Ok(leaves[n as usize].moves.get_or_insert(moves).clone())
-    }
 }
 
 /// What the threads of a system share; also its root set.
