@@ -33,6 +33,7 @@ fn every_example_loads_and_documents_its_verdicts() {
         "busy_forbidden.csp",
         "alternating_bit.csp",
         "scaling_philosophers.csp",
+        "compression_pipeline.csp",
     ] {
         assert!(names.iter().any(|n| n == wanted), "missing {wanted}");
     }
@@ -176,4 +177,79 @@ fn scaling_model_has_the_state_count_its_header_derives() {
 
 fn num_cpus_or_two() -> usize {
     std::thread::available_parallelism().map_or(2, |n| n.get())
+}
+
+/// The verdicts of `examples/compression_pipeline.csp` are those its header derives, and its
+/// 32-cell pipeline (2^32 states uncompressed) is checked in a few seconds thanks to the
+/// compressions.
+#[test]
+fn compression_pipeline_has_the_verdicts_its_header_derives() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/compression_pipeline.csp");
+    let text = std::fs::read_to_string(&path).expect("readable");
+    let script = std::sync::Arc::new(load_script(&path).unwrap_or_else(|e| panic!("{e}")));
+    let expected: Vec<&str> = script
+        .assertions()
+        .iter()
+        .map(|a| {
+            let line = text
+                .lines()
+                .take_while(|l| l.starts_with("--"))
+                .find(|l| l.contains(&format!("assert {} ", a.text)))
+                .unwrap_or_else(|| panic!("`{}` is not in the header", a.text));
+            if line.contains("HOLDS") {
+                "holds"
+            } else {
+                "fails"
+            }
+        })
+        .collect();
+    assert_eq!(expected.iter().filter(|v| **v == "fails").count(), 1);
+    let start = std::time::Instant::now();
+    let mut run =
+        weft::verify::AssertionRun::new(script.clone(), weft::verify::VerifyOptions::default());
+    let got: Vec<&str> = run
+        .run_all(|_| {})
+        .iter()
+        .map(|r| r.verdict.name())
+        .collect();
+    let seconds = start.elapsed().as_secs_f64();
+    assert_eq!(got, expected);
+    assert!(seconds < 5.0, "{seconds:.2} s");
+}
+
+/// Explores `process` of the pipeline example with `n` cells: (states, transitions).
+fn explore_pipeline(n: u32, process: &str) -> (u64, u64) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/compression_pipeline.csp");
+    let text = std::fs::read_to_string(&path).expect("readable");
+    assert!(text.contains("\nN = 32\n"), "the model sets N = 32");
+    let text = text.replace("\nN = 32\n", &format!("\nN = {n}\n"));
+    let script = std::sync::Arc::new(
+        weft::csp::load_str("pipeline.csp", &text, path.parent().expect("folder"))
+            .unwrap_or_else(|e| panic!("{e}")),
+    );
+    let process = script.process(process, &[]).expect("the process");
+    let system = weft::csp::CspSystem::new(&script, &process).expect("system");
+    let result = weft::explore::explore(&system, &weft::explore::ExploreOptions::default());
+    assert!(system.take_error().is_none());
+    (result.stats.states, result.stats.transitions)
+}
+
+/// The state counts the pipeline example's header derives: 2^N states and 2^N + (N - 1)
+/// 2^(N - 2) transitions uncompressed, N + 1 states and 2N transitions compressed (either
+/// way), (N/2 + 1)^2 states for the two compressed halves side by side.
+#[test]
+fn compression_pipeline_has_the_state_counts_its_header_derives() {
+    for n in [2u32, 5, 10] {
+        let big = 1u64 << n;
+        assert_eq!(
+            explore_pipeline(n, "SYSTEM"),
+            (big, big + u64::from(n - 1) * (big / 4)),
+            "N = {n}"
+        );
+        let small = (u64::from(n) + 1, 2 * u64::from(n));
+        assert_eq!(explore_pipeline(n, "COMPRESSED"), small, "N = {n}");
+        assert_eq!(explore_pipeline(n, "DIAMOND"), small, "N = {n}");
+    }
+    assert_eq!(explore_pipeline(32, "COMPRESSED"), (33, 64));
+    assert_eq!(explore_pipeline(32, "HALVES").0, 17 * 17);
 }

@@ -161,3 +161,65 @@ fn ltss_encode_as_their_numbers() {
     }
     assert!(checked > 0);
 }
+
+/// Explores `name` of `script` breadth first: (states, transitions), and whether the system
+/// has a canonical encoding.
+fn explore_named(script: &Arc<weft::csp::Script>, name: &str) -> (u64, u64, bool) {
+    let process = script.process(name, &[]).expect("the process");
+    let system = CspSystem::new(script, &process).expect("the system");
+    let result = weft::explore::explore(&system, &weft::explore::ExploreOptions::default());
+    assert!(system.take_error().is_none(), "{name}");
+    (
+        result.stats.states,
+        result.stats.transitions,
+        system.encoded_width().is_ok(),
+    )
+}
+
+/// A compressed process enters a network as an explicit position (FDR's structure), even
+/// with more than `EXPLICIT_LEAVES` states: the network has a canonical encoding, and the
+/// same states as with the components uncompressed where the compression changes nothing.
+#[test]
+fn compressed_components_are_explicit_positions() {
+    // C(i) is deterministic with two states, so the interleaving of 13 of them has 2^13 =
+    // 8192 states, every one of them its own normal form (each has a different set of
+    // initial events).
+    let text = "channel up, down : {0..12}\nchannel a, b\n\
+                C(i) = up.i -> down.i -> C(i)\n\
+                CELLS = ||| i : {0..12} @ C(i)\n\
+                P = a -> b -> P\n\
+                Q = (a -> Q) |~| (b -> Q)\n\
+                PLAIN = P ||| Q\n\
+                PAIR = normal(P) ||| sbisim(Q)\n\
+                BIG = normal(CELLS) [| {| up.0 |} |] up.0 -> STOP\n\
+                BIG_PLAIN = CELLS [| {| up.0 |} |] up.0 -> STOP\n\
+                HIDDEN = (normal(P) [| {b} |] diamond(Q)) \\ {b}\n\
+                assert PAIR :[deadlock free]\n";
+    let load = || Arc::new(weft::csp::load_str("c.csp", text, std::path::Path::new(".")).unwrap());
+    let (script, twin) = (load(), load());
+    for name in ["PAIR", "BIG", "HIDDEN"] {
+        let process = script.process(name, &[]).expect("the process");
+        let system = CspSystem::new(&script, &process).expect("the system");
+        assert!(
+            system.encoded_width().is_ok(),
+            "{name}: {:?}",
+            system.encoded_width()
+        );
+        let other = CspSystem::new(&twin, &twin.process(name, &[]).unwrap()).unwrap();
+        check(&system, &other, name);
+        assert!(system.take_error().is_none(), "{name}");
+    }
+    // P (2 states) is its own normal form, Q (3 states: two taus to `a -> Q` and `b -> Q`)
+    // its own strong bisimulation quotient: the same network of 2 x 3 states, with 6 moves
+    // of P and 2 x (2 + 1 + 1) of Q.
+    let (s, t, _) = explore_named(&script, "PLAIN");
+    assert_eq!(explore_named(&script, "PAIR"), (s, t, true));
+    assert_eq!((s, t), (6, 14));
+    // normal(CELLS) is one position of 8192 states (more than EXPLICIT_LEAVES), explicit
+    // all the same; the network has the states of the uncompressed one, whose 13 cells are
+    // positions of their own: 4096 with cell 0 down before up.0, and 2 x 4096 after it
+    // (cell 0 up, or down again with up.0 refused from then on).
+    let (s, t, _) = explore_named(&script, "BIG_PLAIN");
+    assert_eq!(s, 3 * 4096);
+    assert_eq!(explore_named(&script, "BIG"), (s, t, true));
+}

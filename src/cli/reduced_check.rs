@@ -26,8 +26,12 @@ pub fn check_reduced(
     stop: &StopSignal,
 ) -> Result<CheckResult> {
     let equivalence = Equivalence::DivergencePreservingBranching;
-    let small_spec = reduce(spec, equivalence);
-    let small_impl = reduce(implementation, equivalence);
+    // The two reductions at once, on two threads unless one is asked for.
+    let (small_spec, small_impl) = both(
+        opts.threads.get() > 1,
+        || reduce(spec, equivalence),
+        || reduce(implementation, equivalence),
+    );
     let mut result = verdict_or_limit(check_until(
         &small_spec.quotient,
         &small_impl.quotient,
@@ -60,4 +64,24 @@ pub fn check_reduced(
     }
     // No state of the class confirmed the counterexample: check the originals.
     verdict_or_limit(check_until(spec, implementation, opts, stop))
+}
+
+/// `(a(), b())`, with `b` on a thread of its own when `parallel` (a panic in it goes on
+/// here).
+pub(super) fn both<A: Send, B: Send>(
+    parallel: bool,
+    a: impl FnOnce() -> A + Send,
+    b: impl FnOnce() -> B + Send,
+) -> (A, B) {
+    if !parallel {
+        return (a(), b());
+    }
+    std::thread::scope(|s| {
+        let other = s.spawn(b);
+        let first = a();
+        let second = other
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (first, second)
+    })
 }

@@ -142,7 +142,6 @@ pub fn run(args: RefinesArgs) -> Result<i32> {
     let stop = StopSignal::new();
     let _watchdog = Watchdog::start(args.limits.resource_limits(), &stop);
     let tau = args.tau.as_deref();
-    let spec = load_system(&args.spec, tau, &args.limits, &stop)?;
     let opts = CheckOptions {
         model: match args.model {
             ModelArg::Traces => Model::Traces,
@@ -160,12 +159,20 @@ pub fn run(args: RefinesArgs) -> Result<i32> {
         no_antichain: args.no_antichain,
         threads: args.limits.threads(),
     };
-    if opts.search == Search::Bfs {
+    if opts.search == Search::Bfs && names_csp_process(&args.implementation) {
+        let spec = load_system(&args.spec, tau, &args.limits, &stop)?;
         if let Some(system) = super::csp_model::system_of(&args.implementation)? {
             return check_on_the_fly(&args, &spec, &system, &opts, &stop);
         }
     }
-    let implementation = load_system(&args.implementation, tau, &args.limits, &stop)?;
+    // Both systems are read at once on two threads, unless one is asked for (the
+    // specification's error first).
+    let (spec, implementation) = super::reduced_check::both(
+        opts.threads.get() > 1,
+        || load_system(&args.spec, tau, &args.limits, &stop),
+        || load_system(&args.implementation, tau, &args.limits, &stop),
+    );
+    let (spec, implementation) = (spec?, implementation?);
     let reducing = args.reduce
         && matches!(
             opts.model,
@@ -194,6 +201,13 @@ pub fn run(args: RefinesArgs) -> Result<i32> {
     } else {
         EXIT_FAILS
     })
+}
+
+/// Whether `arg` names a process of a CSPm script (`FILE.csp:PROCESS`), which is checked on
+/// the fly.
+fn names_csp_process(arg: &str) -> bool {
+    arg.rsplit_once(':')
+        .is_some_and(|(file, _)| super::csp_model::is_csp(Path::new(file)))
 }
 
 /// A check's result, or its stop as [`LimitReached`] (no verdict).

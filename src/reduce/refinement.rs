@@ -47,6 +47,11 @@ impl Graph {
         self.offsets.len() - 1
     }
 
+    /// Number of edges.
+    pub fn num_edges(&self) -> usize {
+        self.labels.len()
+    }
+
     /// The edges `(label, target)` of `node`.
     pub fn edges(&self, node: u32) -> impl Iterator<Item = (Label, u32)> + '_ {
         let (lo, hi) = (self.offsets[node as usize], self.offsets[node as usize + 1]);
@@ -56,12 +61,17 @@ impl Graph {
             .zip(self.targets[lo..hi].iter().copied())
     }
 
-    /// Builds a graph with `n` nodes from per-node edge lists produced by `edges_of`.
-    fn build(n: usize, mut edges_of: impl FnMut(u32, &mut Vec<(Label, u32)>)) -> Graph {
+    /// Builds a graph with `n` nodes from per-node edge lists produced by `edges_of`, with
+    /// room for `edges` edges (at most, usually).
+    fn build(
+        n: usize,
+        edges: usize,
+        mut edges_of: impl FnMut(u32, &mut Vec<(Label, u32)>),
+    ) -> Graph {
         let mut offsets = Vec::with_capacity(n + 1);
         offsets.push(0);
-        let mut labels = Vec::new();
-        let mut targets = Vec::new();
+        let mut labels = Vec::with_capacity(edges);
+        let mut targets = Vec::with_capacity(edges);
         let mut buf = Vec::new();
         for x in 0..n as u32 {
             buf.clear();
@@ -152,7 +162,9 @@ fn prepare(lts: &Lts, equivalence: Equivalence) -> Partition {
         Equivalence::Branching | Equivalence::DivergencePreservingBranching
     );
     if !branching {
-        let graph = Graph::build(n, |x, buf| buf.extend(lts.successors(x)));
+        let graph = Graph::build(n, lts.num_transitions() as usize, |x, buf| {
+            buf.extend(lts.successors(x))
+        });
         return Partition {
             graph,
             node_of_state: (0..n as u32).collect(),
@@ -171,13 +183,25 @@ fn prepare(lts: &Lts, equivalence: Equivalence) -> Partition {
         .map(|&x| x as usize + 1)
         .max()
         .unwrap_or(0);
-    let mut members: Vec<Vec<u32>> = vec![Vec::new(); nodes];
-    for (s, &x) in node_of_state.iter().enumerate() {
-        members[x as usize].push(s as u32);
+    // The states of each node, by counting sort (a node's states in increasing order).
+    let mut first = vec![0u32; nodes + 1];
+    for &x in &node_of_state {
+        first[x as usize + 1] += 1;
     }
+    for x in 0..nodes {
+        first[x + 1] += first[x];
+    }
+    let mut fill = first.clone();
+    let mut members = vec![0u32; n];
+    for (s, &x) in node_of_state.iter().enumerate() {
+        members[fill[x as usize] as usize] = s as u32;
+        fill[x as usize] += 1;
+    }
+    drop(fill);
     let mut divergent = vec![false; nodes];
-    let graph = Graph::build(nodes, |x, buf| {
-        for &s in &members[x as usize] {
+    let graph = Graph::build(nodes, lts.num_transitions() as usize, |x, buf| {
+        let (lo, hi) = (first[x as usize] as usize, first[x as usize + 1] as usize);
+        for &s in &members[lo..hi] {
             for (a, t) in lts.successors(s) {
                 let y = node_of_state[t as usize];
                 if a == TAU && y == x {

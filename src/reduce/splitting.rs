@@ -102,13 +102,61 @@ impl Predecessors {
     }
 }
 
+/// Every node's current signature, in one arena: a recomputed signature is appended and the
+/// old one left as garbage, collected when it outweighs the live signatures (one allocation
+/// for all nodes instead of one per node).
+struct Signatures {
+    data: Vec<u64>,
+    /// Per node: where its signature starts in `data`, and its length.
+    span: Vec<(usize, u32)>,
+    /// Total length of the live signatures.
+    live: usize,
+}
+
+impl Signatures {
+    fn new(nodes: usize, room: usize) -> Signatures {
+        Signatures {
+            data: Vec::with_capacity(room),
+            span: vec![(0, 0); nodes],
+            live: 0,
+        }
+    }
+
+    fn of(&self, x: u32) -> &[u64] {
+        let (start, len) = self.span[x as usize];
+        &self.data[start..start + len as usize]
+    }
+
+    /// Replaces the signature of `x` by `new`.
+    fn set(&mut self, x: u32, new: &[u64]) {
+        let old = self.span[x as usize].1 as usize;
+        self.live = self.live - old + new.len();
+        self.span[x as usize] = (self.data.len(), new.len() as u32);
+        self.data.extend_from_slice(new);
+    }
+
+    /// Drops the garbage if it outweighs the live signatures.
+    fn collect(&mut self) {
+        if self.data.len() <= 2 * self.live + 4096 {
+            return;
+        }
+        let mut data = Vec::with_capacity(2 * self.live);
+        for span in self.span.iter_mut() {
+            let (start, len) = *span;
+            *span = (data.len(), len);
+            data.extend_from_slice(&self.data[start..start + len as usize]);
+        }
+        self.data = data;
+    }
+}
+
 /// The signature of node `x` under `p.block`, into `buf` (sorted, deduplicated); inert
 /// successors' signatures are read from `sig`.
-fn signature_of(p: &Partition, sig: &[Vec<u64>], x: u32, buf: &mut Vec<u64>) {
+fn signature_of(p: &Partition, sig: &Signatures, x: u32, buf: &mut Vec<u64>) {
     buf.clear();
     for (a, y) in p.graph.edges(x) {
         if p.is_inert(&p.block, x, a, y) {
-            buf.extend_from_slice(&sig[y as usize]);
+            buf.extend_from_slice(sig.of(y));
         } else {
             buf.push(pack(a, p.block[y as usize]));
         }
@@ -123,7 +171,7 @@ fn signature_of(p: &Partition, sig: &[Vec<u64>], x: u32, buf: &mut Vec<u64>) {
 /// Recomputes the signatures of `dirty` (sorted) into `sig`, on `threads` workers.
 fn recompute(
     p: &Partition,
-    sig: &mut [Vec<u64>],
+    sig: &mut Signatures,
     dirty: &[u32],
     dirty_mark: &[bool],
     threads: Threads,
@@ -132,9 +180,7 @@ fn recompute(
     if threads.get() == 1 || dirty.len() < PARALLEL_THRESHOLD {
         for &x in dirty {
             signature_of(p, sig, x, buf);
-            let s = &mut sig[x as usize];
-            s.clear();
-            s.extend_from_slice(buf);
+            sig.set(x, buf);
         }
         return;
     }
@@ -147,7 +193,7 @@ fn recompute(
     };
     let (later, now): (Vec<u32>, Vec<u32>) = dirty.iter().partition(|&&x| waits(x));
     let computed: Vec<Vec<u64>> = {
-        let sig: &[Vec<u64>] = sig;
+        let sig: &Signatures = sig;
         now.par_iter()
             .with_min_len(256)
             .map_init(Vec::new, |buf, &x| {
@@ -157,13 +203,11 @@ fn recompute(
             .collect()
     };
     for (&x, s) in now.iter().zip(computed) {
-        sig[x as usize] = s;
+        sig.set(x, &s);
     }
     for &x in &later {
         signature_of(p, sig, x, buf);
-        let s = &mut sig[x as usize];
-        s.clear();
-        s.extend_from_slice(buf);
+        sig.set(x, buf);
     }
 }
 
@@ -184,7 +228,7 @@ pub(crate) fn refine(mut p: Partition, threads: Threads) -> Partition {
     };
     p.block = vec![0; n];
     let mut block_signature: Vec<Vec<u64>> = vec![Vec::new()];
-    let mut sig: Vec<Vec<u64>> = vec![Vec::new(); n];
+    let mut sig = Signatures::new(n, p.graph.num_edges() + n);
     let mut dirty_mark = vec![true; n];
     let mut dirty: Vec<u32> = (0..n as u32).collect();
     let mut buf: Vec<u64> = Vec::new();
@@ -203,6 +247,7 @@ pub(crate) fn refine(mut p: Partition, threads: Threads) -> Partition {
     while !dirty.is_empty() {
         p.rounds += 1;
         dirty.sort_unstable();
+        sig.collect();
         match pool.as_ref().filter(|_| dirty.len() >= PARALLEL_THRESHOLD) {
             Some(pool) => {
                 pool.install(|| recompute(&p, &mut sig, &dirty, &dirty_mark, threads, &mut buf))
@@ -272,7 +317,7 @@ fn split_block(
     p: &mut Partition,
     blocks: &mut Blocks,
     block_signature: &mut Vec<Vec<u64>>,
-    sig: &[Vec<u64>],
+    sig: &Signatures,
     dirty_mark: &[bool],
     b: u32,
     dirty: &[u32],
@@ -291,7 +336,7 @@ fn split_block(
     let stay_key: Option<&[u64]> = (unchanged > 0).then(|| block_signature[b as usize].as_slice());
     let mut stay_dirty = 0usize;
     for &x in dirty {
-        let key = sig[x as usize].as_slice();
+        let key = sig.of(x);
         if Some(key) == stay_key {
             stay_dirty += 1;
             continue;
@@ -331,9 +376,7 @@ fn split_block(
                 .members(b)
                 .iter()
                 .copied()
-                .filter(|&x| {
-                    !dirty_mark[x as usize] || Some(sig[x as usize].as_slice()) == stay_key
-                })
+                .filter(|&x| !dirty_mark[x as usize] || Some(sig.of(x)) == stay_key)
                 .collect();
             let fresh = blocks.first.len() as u32;
             blocks.carve(b, &moving, fresh);

@@ -5,6 +5,7 @@
 pub(crate) mod compress;
 pub mod labels;
 pub(crate) mod layout;
+mod leaves;
 pub(crate) mod network;
 pub(crate) mod priority;
 pub(crate) mod semantics;

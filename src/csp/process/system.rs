@@ -15,6 +15,10 @@
 //!   or fails to evaluate somewhere, is numbered as met instead ([`LeafTable`], 32 bits). Ω
 //!   (after ✓) has every field at its reserved value. A state's successors combine its
 //!   leaves' transitions ([`combine`]): no term is made per network state.
+//! - A compression (`normal(P)`, ...) that a position's process meets is made first, outside
+//!   the construction's section, and the construction runs again: so a compressed component
+//!   is an explicit position, as in FDR, explored up to [`EXPLICIT_COMPRESSED_LEAVES`] states
+//!   when the position's process is the compression itself.
 //! - Otherwise a state is a process term and its number is its leaf number.
 //!
 //! A [`CspState`] is that number, fixed when the state is first met, so the explorer needs no
@@ -50,20 +54,18 @@
 #![forbid(unsafe_code)]
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 
-use dashmap::DashMap;
-use parking_lot::{Mutex, RwLock};
+use parking_lot::Mutex;
 
 use crate::explore::{IndexHandle, StateIndex};
-use crate::hash::WordBuildHasher;
 use crate::term::{global, RootRegistration, RootSet, TermId, TermThread};
 use crate::ts::{Label, NoCanonicalEncoding, TransitionSystem};
 
 use super::labels::TICK;
 use super::layout::Layout;
+use super::leaves::{LeafLts, LeafTable, NotExplored, Position};
 use super::network::{combine, distributed_termination, LeafMoves, NetNode, Scratch};
 use super::semantics::Semantics;
 use super::terms::{term, BuildPath, Encoding, Op, Section};
@@ -77,6 +79,11 @@ pub struct CspState(u32);
 
 /// Most states of one position's process explored when the system is made.
 pub const EXPLICIT_LEAVES: usize = 1 << 12;
+
+/// Most states of a position whose process is a compression (`normal(P)`, ...), explored when
+/// the system is made: its LTS is explicit already (at most
+/// [`MAX_COMPRESSED_STATES`](super::compress::MAX_COMPRESSED_STATES) states).
+pub const EXPLICIT_COMPRESSED_LEAVES: usize = 1 << 22;
 
 /// How states are made.
 enum Shape {
@@ -98,148 +105,24 @@ enum Shape {
     },
 }
 
-/// The leaves of one position of a network.
-enum Position {
-    Explicit(LeafLts),
-    Lazy(LeafTable),
-}
-
-impl Position {
-    fn term(&self, n: u32) -> TermId {
-        match self {
-            Position::Explicit(lts) => lts.terms[n as usize],
-            Position::Lazy(table) => table.term(n),
-        }
-    }
-
-    fn moves(
-        &self,
-        sem: &Semantics,
-        sec: &Section<'_>,
-        n: u32,
-    ) -> Result<Arc<[(Label, u32)]>, CspError> {
-        match self {
-            Position::Explicit(lts) => Ok(lts.moves[n as usize].clone()),
-            Position::Lazy(table) => table.moves(sem, sec, n),
-        }
-    }
-
-    fn for_each_term(&self, visit: &mut dyn FnMut(TermId)) {
-        match self {
-            Position::Explicit(lts) => lts.terms.iter().for_each(|&t| visit(t)),
-            Position::Lazy(table) => table.leaves.read().iter().for_each(|l| visit(l.term)),
-        }
-    }
-}
-
-/// A sequential process explored on its own: its reachable terms, numbered breadth first, and
-/// their transitions.
-struct LeafLts {
-    terms: Vec<TermId>,
-    moves: Vec<Arc<[(Label, u32)]>>,
-}
-
-impl LeafLts {
-    /// Explores `start`; `None` if it has more than `limit` states or fails to evaluate.
-    fn explore(sem: &Semantics, sec: &Section<'_>, start: TermId, limit: usize) -> Option<LeafLts> {
-        let mut numbers: HashMap<TermId, u32, WordBuildHasher> = HashMap::default();
-        numbers.insert(start, 0);
-        let mut lts = LeafLts {
-            terms: vec![start],
-            moves: Vec::new(),
-        };
-        while lts.moves.len() < lts.terms.len() {
-            let t = lts.terms[lts.moves.len()];
-            let fired = sem.transitions(sec, term(sec, t), 0).ok()?;
-            let mut moves = Vec::with_capacity(fired.len());
-            for &(label, target) in fired.iter() {
-                let next = *numbers.entry(target).or_insert_with(|| {
-                    lts.terms.push(target);
-                    lts.terms.len() as u32 - 1
-                });
-                moves.push((label, next));
-            }
-            if lts.terms.len() > limit {
-                return None;
-            }
-            lts.moves.push(moves.into());
-        }
-        Some(lts)
-    }
-}
-
-/// One sequential process met by the system, and its transitions once computed.
-struct Leaf {
-    term: TermId,
-    moves: Option<Arc<[(Label, u32)]>>,
-}
-
-/// The sequential processes of a system, numbered densely in the order they are met.
-#[derive(Default)]
-struct LeafTable {
-    numbers: DashMap<TermId, u32, WordBuildHasher>,
-    /// By number; written only under the write lock, which also makes numbering unique.
-    leaves: RwLock<Vec<Leaf>>,
-}
-
-impl LeafTable {
-    /// The number of `t`, given on first call.
-    fn number(&self, t: TermId) -> u32 {
-        if let Some(n) = self.numbers.get(&t) {
-            return *n;
-        }
-        let mut leaves = self.leaves.write();
-        if let Some(n) = self.numbers.get(&t) {
-            return *n;
-        }
-        let n = leaves.len() as u32;
-        leaves.push(Leaf {
-            term: t,
-            moves: None,
-        });
-        self.numbers.insert(t, n);
-        n
-    }
-
-    fn term(&self, n: u32) -> TermId {
-        self.leaves.read()[n as usize].term
-    }
-
-    /// The transitions of leaf `n`, computed on first call (inside a shared section).
-    fn moves(
-        &self,
-        sem: &Semantics,
-        sec: &Section<'_>,
-        n: u32,
-    ) -> Result<Arc<[(Label, u32)]>, CspError> {
-        let t = {
-            let leaves = self.leaves.read();
-            let leaf = &leaves[n as usize];
-            if let Some(moves) = &leaf.moves {
-                return Ok(moves.clone());
-            }
-            leaf.term
-        };
-        let fired = sem.transitions(sec, term(sec, t), 0)?;
-        let moves: Arc<[(Label, u32)]> = fired
-            .iter()
-            .map(|&(label, target)| (label, self.number(target)))
-            .collect();
-        let mut leaves = self.leaves.write();
-        Ok(leaves[n as usize].moves.get_or_insert(moves).clone())
-    }
-}
-
 /// What the threads of a system share; also its root set.
 struct Shared {
     id: u64,
-    sem: Semantics,
+    sem: Arc<Semantics>,
     shape: Shape,
     leaves: LeafTable,
     initial: u32,
     omega: TermId,
     failed: AtomicBool,
     error: Mutex<Option<CspError>>,
+}
+
+/// While a system is made, its semantics' memo is a root set of its own (see
+/// [`CspSystem::new`]).
+impl RootSet for Semantics {
+    fn for_each_root(&self, visit: &mut dyn FnMut(TermId)) {
+        self.for_each_term(visit);
+    }
 }
 
 impl RootSet for Shared {
@@ -332,6 +215,13 @@ struct ThreadContext {
 
 static NEXT_SYSTEM: AtomicU64 = AtomicU64::new(1);
 
+/// What one try at making a system gives.
+enum Made {
+    System(CspSystem),
+    /// Compressions to make (outside any section) before the next try.
+    Pending(Vec<u32>),
+}
+
 /// Runs `f` in a shared section of this thread's access to the term table.
 pub(crate) fn in_section<R>(f: impl FnOnce(&Section<'_>) -> R) -> R {
     TERMS.with(|tt| {
@@ -345,15 +235,46 @@ impl CspSystem {
     pub fn new(script: &Arc<Script>, process: &Proc) -> Result<CspSystem, CspError> {
         // Ordering: Relaxed; only uniqueness matters.
         let id = NEXT_SYSTEM.fetch_add(1, Ordering::Relaxed);
-        let enc = Encoding::new(script.clone())?;
+        let sem = Arc::new(Semantics::new(Encoding::new(script.clone())?));
+        // While the system is made, the semantics' memo is a root set of its own: a
+        // compression that a position's process meets is made outside the construction's
+        // section (as `for_each_successor` does), and the construction runs again, so the
+        // position is explicit too.
+        let building = global().register_roots(sem.clone());
+        let mut made: Vec<u32> = Vec::new();
+        loop {
+            match Self::make(id, &sem, process)? {
+                Made::System(system) => {
+                    drop(building);
+                    return Ok(system);
+                }
+                Made::Pending(pending) => {
+                    for k in pending {
+                        if made.contains(&k) {
+                            // Made, yet pending again: not expected; the position stays lazy
+                            // on the next try rather than looping.
+                            continue;
+                        }
+                        made.push(k);
+                        // A failure is kept in the compression's slot and met again, and
+                        // reported, when the position runs.
+                        let _ = sem.make_compression(k);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Makes the system in one section, or names the compressions its positions' processes
+    /// need made first.
+    fn make(id: u64, sem: &Arc<Semantics>, process: &Proc) -> Result<Made, CspError> {
         TERMS.with(|tt| {
             // The whole construction runs in one section: the terms built stay valid until the
             // system's root set, registered before the section ends, holds them.
             let sec = tt.shared_section();
-            let t = enc.build(&sec, process, &mut BuildPath::default())?;
-            let omega = enc.omega(&sec).id();
+            let t = sem.enc.build(&sec, process, &mut BuildPath::default())?;
+            let omega = sem.enc.omega(&sec).id();
             let leaf_table = LeafTable::default();
-            let sem = Semantics::new(enc);
             let (initial, shape) = if Op::of(t).is_static() {
                 if super::network::count_leaves(t) > super::network::MAX_LEAVES {
                     return Err(CspError::unpositioned(
@@ -369,19 +290,31 @@ impl CspSystem {
                 let node = NetNode::compile(&sem.enc, t, u32::MAX, &mut leaves);
                 let mut positions = Vec::with_capacity(leaves.len());
                 let mut bits = Vec::with_capacity(leaves.len());
+                let mut pending = Vec::new();
                 for leaf in &leaves {
-                    match LeafLts::explore(&sem, &sec, leaf.id(), EXPLICIT_LEAVES) {
-                        Some(lts) => {
+                    let limit = if Op::of(*leaf) == Op::Compressed {
+                        EXPLICIT_COMPRESSED_LEAVES
+                    } else {
+                        EXPLICIT_LEAVES
+                    };
+                    match LeafLts::explore(sem, &sec, leaf.id(), limit) {
+                        Ok(lts) => {
                             bits.push(Layout::bits_for(lts.terms.len() as u64));
                             positions.push(Position::Explicit(lts));
                         }
-                        None => {
+                        Err(why) => {
+                            if let NotExplored::Pending(k) = why {
+                                pending.push(k);
+                            }
                             let table = LeafTable::default();
                             table.number(leaf.id());
                             bits.push(32);
                             positions.push(Position::Lazy(table));
                         }
                     }
+                }
+                if !pending.is_empty() {
+                    return Ok(Made::Pending(pending));
                 }
                 // Every position's process is number 0 of its table.
                 let layout = Layout::new(&bits);
@@ -414,7 +347,7 @@ impl CspSystem {
             };
             let shared = Arc::new(Shared {
                 id,
-                sem,
+                sem: sem.clone(),
                 shape,
                 leaves: leaf_table,
                 initial,
@@ -423,10 +356,10 @@ impl CspSystem {
                 error: Mutex::new(None),
             });
             let roots = global().register_roots(shared.clone());
-            Ok(CspSystem {
+            Ok(Made::System(CspSystem {
                 shared,
                 _roots: roots,
-            })
+            }))
         })
     }
 
