@@ -471,12 +471,12 @@ fn fault_in(_table: &[AtomicU64], _threads: usize) {}
 
 /// Asks the processor to bring `slot` into the cache.
 #[inline(always)]
-pub(crate) fn prefetch(slot: &AtomicU64) {
+pub(crate) fn prefetch<T>(slot: &T) {
     #[cfg(all(target_arch = "x86_64", not(loom)))]
     // SAFETY: a prefetch is a hint with no effect on memory; `slot` is a valid reference.
     unsafe {
         std::arch::x86_64::_mm_prefetch(
-            slot as *const AtomicU64 as *const i8,
+            slot as *const T as *const i8,
             std::arch::x86_64::_MM_HINT_T0,
         )
     };
