@@ -176,7 +176,10 @@ fn hostfile(n: usize) -> PathBuf {
         .iter()
         .map(|l| format!("127.0.0.1:{}\n", l.local_addr().unwrap().port()))
         .collect();
-    let path = scratch("hosts").join(format!("hosts-{}", lines.len() + n * 1000));
+    // One file per call: tests run at the same time and must not share ports.
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path = scratch("hosts").join(format!("hosts-{call}-{n}"));
     std::fs::write(&path, lines).unwrap();
     path
 }
