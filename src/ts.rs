@@ -60,6 +60,13 @@ pub trait TransitionSystem: Sync {
         ))
     }
 
+    /// A bound on the canonical encodings: read as one number (word 0 lowest), every encoding
+    /// is below `2^encoded_bits`. An engine may keep other data in the bits above (the
+    /// default, `32 * width - 1`, leaves only the highest bit of the last word).
+    fn encoded_bits(&self) -> Result<u32, NoCanonicalEncoding> {
+        Ok(self.encoded_width()? as u32 * 32 - 1)
+    }
+
     /// Writes the canonical encoding of `state` into `words` (exactly
     /// [`TransitionSystem::encoded_width`] words). Called only when `encoded_width` is `Ok`.
     fn encode_state(&self, _state: &Self::State, _words: &mut [u32]) {

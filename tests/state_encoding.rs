@@ -2,6 +2,7 @@
 //! `decode_state`, `for_each_encoded_successor`): on every process of the bundled examples and
 //! of the data-driven cases that has one, and on LTSs,
 //! - decoding an encoding gives the state back, and the highest bit of the last word is 0;
+//! - every encoding is below `2^encoded_bits`;
 //! - the successors computed on encodings are the encodings of the successors, in order;
 //! - a second system made from a second load of the script decodes the same words to a state
 //!   with the same encoded successors (the encoding is a function of the script, not of a run);
@@ -54,10 +55,23 @@ where
 {
     let width = ts.encoded_width().expect("an encoding");
     assert_eq!(twin.encoded_width(), Ok(width), "{what}");
+    let bits = ts.encoded_bits().expect("a bound on the encodings");
+    assert!(
+        bits < 32 * width as u32,
+        "{what}: {bits} bits in {width} words"
+    );
     let states = reachable(ts, 20_000);
     for s in &states {
         let words = encode(ts, s);
         assert_eq!(words[width - 1] >> 31, 0, "{what}: top bit of {words:?}");
+        // Below 2^bits: every word above the bound is 0, and the bound's word has no bit above.
+        for (i, w) in words.iter().enumerate() {
+            let below = bits.saturating_sub(32 * i as u32).min(32);
+            assert!(
+                below == 32 || (*w as u64) >> below == 0,
+                "{what}: {words:?} not below 2^{bits}"
+            );
+        }
         assert_eq!(
             ts.decode_state(&words).as_ref(),
             Some(s),

@@ -31,6 +31,11 @@ pub struct CheckArgs {
     /// Print one JSON object instead of text (an error too: `{"error": {...}}`).
     #[arg(long)]
     pub json: bool,
+    /// Keep the product pairs of refinement checks numbered, with parents, from the start
+    /// (by default a check in the traces or failures model of a process with a compact
+    /// encoding keeps them compactly, and searches again only when it fails).
+    #[arg(long)]
+    pub no_compact: bool,
 }
 
 /// Runs `weft check`; returns the exit code.
@@ -62,6 +67,7 @@ pub fn run(args: &CheckArgs) -> Result<i32> {
         max_states: args.search.max_states,
         max_memory: args.search.max_memory(),
         timeout: args.search.timeout,
+        compact: !args.no_compact,
         progress: Some(Arc::new(move |p: Progress<'_>| {
             let mut line = progress_line.lock().unwrap_or_else(|e| e.into_inner());
             match p {
@@ -217,6 +223,7 @@ fn result_json(r: &AssertionResult) -> serde_json::Value {
         "levels": r.levels,
         "threads": r.threads,
         "peak_memory": r.peak_memory,
+        "visited_bytes": r.visited_bytes,
         "seconds": r.seconds,
     })
 }

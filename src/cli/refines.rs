@@ -235,6 +235,7 @@ fn check_on_the_fly(
     let system_opts = SystemOptions {
         max_pairs: args.limits.max_states,
         on_level: None,
+        compact: true,
     };
     let checked = check_system(&engine, spec, system, opts, &system_opts, stop);
     if let Some(e) = system.take_error() {

@@ -76,10 +76,6 @@ fn home(h: u64, len: usize) -> usize {
     (((h as u32) as u64 * len as u64) >> 32) as usize
 }
 
-fn empty_slots(n: usize) -> ZeroedWords {
-    ZeroedWords::new(n)
-}
-
 impl CompactSet {
     /// An empty set.
     pub fn new() -> CompactSet {
@@ -87,7 +83,7 @@ impl CompactSet {
             shards: (0..SHARDS)
                 .map(|_| {
                     CachePadded::new(Shard {
-                        slots: RwLock::new(empty_slots(INITIAL_SLOTS)),
+                        slots: RwLock::new(ZeroedWords::new(INITIAL_SLOTS)),
                         len: AtomicU64::new(0),
                     })
                 })
@@ -221,7 +217,7 @@ fn grow(shard: &Shard) {
     if len * 100 <= slots.len() as u64 * MAX_LOAD_PERCENT {
         return; // another thread grew it
     }
-    let bigger = empty_slots(slots.len() + slots.len() / 2);
+    let bigger = ZeroedWords::new(slots.len() + slots.len() / 2);
     for slot in slots.iter() {
         let key = slot.load(Ordering::Relaxed);
         if key != 0 {
@@ -241,10 +237,10 @@ pub fn pack(words: &[u32]) -> u64 {
     }
 }
 
-/// The words of `key`, an encoding of `width` words.
+/// The two words of `key` (the second is 0 for an encoding of one word).
 #[inline]
-pub fn unpack(key: u64, width: usize) -> ([u32; 2], usize) {
-    ([key as u32, (key >> 32) as u32], width)
+pub fn unpack(key: u64) -> [u32; 2] {
+    [key as u32, (key >> 32) as u32]
 }
 
 /// The visited policy of an exploration that keeps no ids and no parents: a state is new or
@@ -334,9 +330,9 @@ impl<T: TransitionSystem> super::engine::Driven for Encoded<'_, T> {
         state: &u64,
         emit: &mut dyn FnMut(Label, u64),
     ) -> Option<super::engine::Found<Self::Witness>> {
-        let (words, width) = unpack(*state, self.width);
+        let words = unpack(*state);
         self.ts
-            .for_each_encoded_successor(&words[..width], &mut |label, target| {
+            .for_each_encoded_successor(&words[..self.width], &mut |label, target| {
                 emit(label, pack(target))
             });
         None

@@ -79,6 +79,15 @@ impl StopSignal {
             .compare_exchange(0, reason.code(), Ordering::Relaxed, Ordering::Relaxed);
     }
 
+    /// Lowers the signal if `reason` raised it (a search that stopped itself for a reason of
+    /// its own and goes on another way); another reason stays.
+    pub fn withdraw(&self, reason: StopReason) {
+        // Ordering: Relaxed; see `stop`.
+        let _ = self
+            .0
+            .compare_exchange(reason.code(), 0, Ordering::Relaxed, Ordering::Relaxed);
+    }
+
     /// Why the signal was raised, if it was.
     #[inline]
     pub fn reason(&self) -> Option<StopReason> {

@@ -259,6 +259,11 @@ impl TransitionSystem for Lts {
         Ok(if self.num_states() <= 1 << 31 { 1 } else { 2 })
     }
 
+    fn encoded_bits(&self) -> Result<u32, crate::ts::NoCanonicalEncoding> {
+        // States are `0..num_states`.
+        Ok((64 - (self.num_states() as u64).saturating_sub(1).leading_zeros()).max(1))
+    }
+
     fn encode_state(&self, state: &u32, words: &mut [u32]) {
         words[0] = *state;
         if let Some(w) = words.get_mut(1) {

@@ -35,6 +35,7 @@
 #![forbid(unsafe_code)]
 
 mod antichain;
+mod compact;
 mod determinism;
 mod divergence;
 mod engine;
@@ -51,7 +52,9 @@ mod trace_search;
 use serde::Serialize;
 use std::time::{Duration, Instant};
 
-use crate::explore::{Engine, HashedVisited, LevelObserver, RunOptions, StopReason, StopSignal};
+use crate::explore::{
+    Engine, HashedVisited, LevelObserver, Run, RunOptions, StopReason, StopSignal,
+};
 use crate::lts::Lts;
 use crate::threads::Threads;
 use crate::ts::{Label, TransitionSystem, TAU};
@@ -313,6 +316,10 @@ pub struct CheckStats {
     pub spec_sets: u64,
     /// Product transitions seen (the parallel search; 0 for the sequential one).
     pub transitions: u64,
+    /// Bytes of the compact set of pairs, when the product was kept compactly
+    /// ([`SystemOptions::compact`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pair_bytes: Option<u64>,
     /// Wall-clock time of the check, in seconds (reading the inputs excluded).
     pub seconds: f64,
     /// Breadth-first levels of the product searched.
@@ -416,6 +423,11 @@ pub struct SystemOptions {
     pub max_pairs: Option<u64>,
     /// Told after each level of the product.
     pub on_level: Option<LevelObserver>,
+    /// Search the product in compact storage first where the implementation has a canonical
+    /// encoding of at most two words and the model has no divergences: a check that holds
+    /// then keeps about a dozen bytes per pair; one that fails is searched again, indexed,
+    /// for its counterexample (see `refine/compact.rs`).
+    pub compact: bool,
 }
 
 /// A check of an implementation given as any [`TransitionSystem`].
@@ -455,13 +467,42 @@ pub fn check_system<I: TransitionSystem>(
     let events = SpecEvents::new(spec.label_names());
     let nf = SharedNormalForm::new(spec, events.of_label.clone());
     let model = opts.model;
-    let product = Product::new(&nf, &events, imp, model, stop);
     let run_opts = RunOptions {
         record_transitions: false,
         max_states: system_opts.max_pairs,
         on_level: system_opts.on_level.clone(),
         ..Default::default()
     };
+    let encoded = compact::EncodedImpl::new(imp).filter(|_| system_opts.compact);
+    if let Some(encoded) = encoded.filter(|_| !model.has_divergences()) {
+        let product = Product::new(&nf, &events, &encoded, model, stop);
+        match compact::search(engine, &product, encoded.bits(), &run_opts, stop) {
+            Some((run, bytes)) => {
+                if let Some(reason) = run.stats.stopped {
+                    return Err(RefineError::Stopped(reason));
+                }
+                if run.witness.is_none() {
+                    let mut stats = run_stats(&run, &nf, engine);
+                    stats.seconds = start.elapsed().as_secs_f64();
+                    stats.pair_bytes = Some(bytes);
+                    return Ok(SystemCheck {
+                        result: CheckResult {
+                            model,
+                            counterexample: None,
+                            stats,
+                        },
+                        impl_state: None,
+                        impl_path: Vec::new(),
+                    });
+                }
+                // A violation: the indexed search below finds it at the same level, with
+                // its canonical counterexample.
+            }
+            // A node did not fit beside the encodings (the search stopped as if full).
+            None => stop.withdraw(StopReason::StateLimit),
+        }
+    }
+    let product = Product::new(&nf, &events, imp, model, stop);
     let run = if opts.no_antichain {
         let exact = HashedVisited::new(engine.threads());
         engine.run(&product, &exact, &run_opts, stop)
@@ -476,31 +517,7 @@ pub fn check_system<I: TransitionSystem>(
     if let Some(reason) = run.stats.stopped {
         return Err(RefineError::Stopped(reason));
     }
-    let pairs = run.states.len() as u64;
-    let mut stats = CheckStats {
-        pairs_explored: pairs,
-        pairs_discovered: pairs,
-        max_working: run
-            .level_starts
-            .windows(2)
-            .map(|w| (w[1].0 - w[0].0) as u64)
-            .chain(std::iter::once(
-                pairs - run.level_starts.last().map_or(0, |id| id.0 as u64),
-            ))
-            .max()
-            .unwrap_or(0),
-        antichain_hits: run
-            .stats
-            .transitions
-            .saturating_sub(pairs.saturating_sub(1)),
-        antichain_misses: pairs,
-        max_antichain: run.max_held,
-        transitions: run.stats.transitions,
-        spec_sets: nf.num_sets() as u64,
-        seconds: 0.0,
-        levels: run.stats.levels,
-        threads: engine.threads().get(),
-    };
+    let mut stats = run_stats(&run, &nf, engine);
     let mut impl_state = None;
     let mut impl_path = Vec::new();
     let counterexample = run.witness.as_ref().map(|w| {
@@ -612,6 +629,37 @@ pub fn check_system<I: TransitionSystem>(
         impl_state,
         impl_path,
     })
+}
+
+/// The statistics of a product search (time not filled in).
+fn run_stats<S, W>(run: &Run<S, W>, nf: &SharedNormalForm<'_>, engine: &Engine) -> CheckStats {
+    // A frontier-only run holds its last level only: count pairs from its statistics.
+    let pairs = run.stats.states;
+    CheckStats {
+        pairs_explored: pairs,
+        pairs_discovered: pairs,
+        max_working: run
+            .level_starts
+            .windows(2)
+            .map(|w| (w[1].0 - w[0].0) as u64)
+            .chain(std::iter::once(
+                pairs - run.level_starts.last().map_or(0, |id| id.0 as u64),
+            ))
+            .max()
+            .unwrap_or(0),
+        antichain_hits: run
+            .stats
+            .transitions
+            .saturating_sub(pairs.saturating_sub(1)),
+        antichain_misses: pairs,
+        max_antichain: run.max_held,
+        transitions: run.stats.transitions,
+        spec_sets: nf.num_sets() as u64,
+        pair_bytes: None,
+        seconds: 0.0,
+        levels: run.stats.levels,
+        threads: engine.threads().get(),
+    }
 }
 
 /// Whether `state` is stable (it can perform neither tau nor ✓), and the names of the visible

@@ -60,6 +60,9 @@ pub struct VerifyOptions {
     /// Told when a process starts and ends being explored, and of each level (for a progress
     /// line).
     pub progress: Option<ProgressObserver>,
+    /// Search the product of a refinement compactly first where the implementation allows it
+    /// ([`crate::refine::SystemOptions::compact`]).
+    pub compact: bool,
 }
 
 impl Default for VerifyOptions {
@@ -70,6 +73,7 @@ impl Default for VerifyOptions {
             max_memory: None,
             timeout: None,
             progress: None,
+            compact: true,
         }
     }
 }
@@ -199,6 +203,9 @@ pub struct AssertionResult {
     pub threads: usize,
     /// The process's peak resident memory in bytes when the assertion ended (Linux).
     pub peak_memory: Option<u64>,
+    /// Bytes of the compact set of product pairs, when the search kept one (a refinement
+    /// that holds, see [`VerifyOptions::compact`]).
+    pub visited_bytes: Option<u64>,
     /// Wall-clock time of the assertion.
     pub seconds: f64,
 }
@@ -217,6 +224,7 @@ impl AssertionResult {
             levels: 0,
             threads: 0,
             peak_memory: None,
+            visited_bytes: None,
             seconds: 0.0,
         }
     }
@@ -340,6 +348,8 @@ struct Searched {
     states: u64,
     transitions: u64,
     levels: u32,
+    /// Bytes of the set of pairs, when the product was kept compactly.
+    visited_bytes: Option<u64>,
 }
 
 impl AssertionRun {
@@ -416,6 +426,7 @@ impl AssertionRun {
                 result.states = decided.searched.states;
                 result.transitions = decided.searched.transitions;
                 result.levels = decided.searched.levels;
+                result.visited_bytes = decided.searched.visited_bytes;
             }
             Err(Interrupted::Error(e)) => result.verdict = Verdict::Error(e),
             Err(Interrupted::Stopped(reason, states)) => {
@@ -554,6 +565,7 @@ impl AssertionRun {
         SystemOptions {
             max_pairs: self.opts.max_states,
             on_level: self.on_level(),
+            compact: self.opts.compact,
         }
     }
 
@@ -639,6 +651,7 @@ impl AssertionRun {
                     states: stats.pairs_discovered,
                     transitions: stats.transitions,
                     levels: stats.levels,
+                    visited_bytes: stats.pair_bytes,
                 };
                 let witness = checked.result.counterexample.map(|c| {
                     let state = checked.impl_state.expect("a counterexample's state");
@@ -697,6 +710,7 @@ impl AssertionRun {
                     states: found.states,
                     transitions: found.transitions,
                     levels: found.levels,
+                    visited_bytes: None,
                 };
                 match found.outcome {
                     HasTrace::Performs(path) => Decided {
@@ -774,6 +788,7 @@ impl Decided {
                 states: searched.states,
                 transitions: searched.transitions,
                 levels: searched.levels,
+                visited_bytes: None,
             },
         }
     }

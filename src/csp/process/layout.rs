@@ -55,6 +55,20 @@ impl Layout {
         self.words
     }
 
+    /// The bits a packed state spans, read as one number (word 0 lowest): every packed state
+    /// is below `2^bits`.
+    pub(crate) fn bits(&self) -> u32 {
+        let last = self.words as u32 - 1;
+        let top = self
+            .fields
+            .iter()
+            .filter(|f| f.word == last)
+            .map(|f| f.shift + f.mask.count_ones())
+            .max()
+            .unwrap_or(0);
+        32 * last + top
+    }
+
     /// Whether the highest bit of the last word is in no field (always 0 in a packed state).
     pub(crate) fn top_bit_free(&self) -> bool {
         let last = self.words as u32 - 1;

@@ -949,6 +949,15 @@ impl TransitionSystem for CspSystem {
         }
     }
 
+    fn encoded_bits(&self) -> Result<u32, NoCanonicalEncoding> {
+        self.encoded_width()?;
+        let Shape::Network { layout, .. } = &self.shared.shape else {
+            unreachable!("a system with an encoding is a network");
+        };
+        // An extra word, where there is one, is always 0.
+        Ok(layout.bits())
+    }
+
     fn encode_state(&self, state: &CspState, words: &mut [u32]) {
         let Shape::Network { index, .. } = &self.shared.shape else {
             unreachable!("encode_state needs a canonical encoding");
