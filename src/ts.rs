@@ -45,6 +45,14 @@ pub trait TransitionSystem: Sync {
         None
     }
 
+    /// For a system whose states are single words that identify them (a system driven by its
+    /// packed canonical encodings): the state as a key. Memos of facts about states key them
+    /// by it where the system gives no [`TransitionSystem::state_number`]. `None` (the default)
+    /// for other systems.
+    fn state_key(&self, _state: &Self::State) -> Option<u64> {
+        None
+    }
+
     /// The number of words of the canonical encoding of every state
     /// ([`TransitionSystem::encode_state`]), or why this system has none.
     ///

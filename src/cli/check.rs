@@ -32,8 +32,8 @@ pub struct CheckArgs {
     #[arg(long)]
     pub json: bool,
     /// Keep the product pairs of refinement checks numbered, with parents, from the start
-    /// (by default a check in the traces or failures model of a process with a compact
-    /// encoding keeps them compactly, and searches again only when it fails).
+    /// (by default a refinement check of a process with a compact encoding keeps them
+    /// compactly, and searches again only when it fails).
     #[arg(long)]
     pub no_compact: bool,
 }

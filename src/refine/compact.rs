@@ -12,7 +12,8 @@
 //! an earlier level, from which every violation is at most as far), so a failing check is
 //! rerun indexed, stopping at that level, for the canonical shortest counterexample.
 //!
-//! Only models without divergences: the divergence memo numbers implementation states.
+//! Divergences are found as in the indexed search, remembered by encoding
+//! ([`TransitionSystem::state_key`]).
 
 #![forbid(unsafe_code)]
 
@@ -68,6 +69,10 @@ impl<I: TransitionSystem> TransitionSystem for EncodedImpl<'_, I> {
 
     fn label_name(&self, label: Label) -> String {
         self.imp.label_name(label)
+    }
+
+    fn state_key(&self, state: &u64) -> Option<u64> {
+        Some(*state)
     }
 }
 

@@ -2,7 +2,8 @@
 //! perform an infinite sequence of taus, that is, when a tau path from it reaches a tau cycle.
 //!
 //! The answer for a state is computed by Tarjan's algorithm over the tau edges reachable from
-//! it, and remembered for every state that search completes (two bits per state number), so
+//! it, and remembered for every state that search completes (two bits per state number, or,
+//! for a system driven by packed encodings, the encoding in one of two compact sets), so
 //! each state's tau successors are enumerated about once however many workers ask. Two workers
 //! may search overlapping regions at the same time; they find the same answers (divergence is a
 //! property of the state), so their writes agree.
@@ -10,6 +11,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 
+use crate::explore::compact::CompactSet;
 use crate::explore::index::Segmented;
 use crate::explore::StopSignal;
 use crate::sync::shim::AtomicU64;
@@ -19,14 +21,25 @@ use crate::ts::{TransitionSystem, TAU};
 const CONVERGES: u64 = 1;
 const DIVERGES: u64 = 2;
 
-/// The divergence of the states of a system that numbers its states, remembered.
+/// The divergence of the states of a system that numbers its states, or of one whose states
+/// are their own keys ([`TransitionSystem::state_key`]), remembered.
 pub(crate) struct DivergenceMemo<'a, T: TransitionSystem> {
     ts: &'a T,
     /// The search's stop signal: a long tau path (a counter hidden up to a large bound) is
     /// followed only while the search may go on.
     stop: StopSignal,
+    memo: Memo,
+}
+
+/// What is known, by state number or by state key.
+enum Memo {
     /// Two bits per state number, 32 numbers per word.
-    memo: Segmented<AtomicU64>,
+    Numbered(Segmented<AtomicU64>),
+    /// The keys of the states known to converge, and of those known to diverge.
+    Keyed {
+        converges: CompactSet,
+        diverges: CompactSet,
+    },
 }
 
 /// The state of one run of Tarjan's algorithm.
@@ -82,31 +95,72 @@ struct Frame<S> {
 impl<'a, T: TransitionSystem> DivergenceMemo<'a, T> {
     /// Nothing known yet of `ts`'s states.
     pub(crate) fn new(ts: &'a T, stop: StopSignal) -> Self {
-        DivergenceMemo {
-            ts,
-            stop,
-            memo: Segmented::new(1),
+        let initial = ts.initial_state();
+        let memo = if ts.state_number(&initial).is_none() && ts.state_key(&initial).is_some() {
+            Memo::Keyed {
+                converges: CompactSet::new(),
+                diverges: CompactSet::new(),
+            }
+        } else {
+            Memo::Numbered(Segmented::new(1))
+        };
+        DivergenceMemo { ts, stop, memo }
+    }
+
+    /// The state's number, or its key (see [`Memo`]).
+    fn number(&self, state: &T::State) -> u64 {
+        match self.memo {
+            Memo::Numbered(_) => self
+                .ts
+                .state_number(state)
+                .expect("a system that numbers its states")
+                .index(),
+            Memo::Keyed { .. } => self.ts.state_key(state).expect("a system with state keys"),
         }
     }
 
-    fn number(&self, state: &T::State) -> u64 {
-        self.ts
-            .state_number(state)
-            .expect("a system that numbers its states")
-            .index()
-    }
-
     fn known(&self, number: u64) -> u64 {
-        let word = &self.memo.get_or_alloc(number / 32)[0];
-        // Ordering: Relaxed; the bits are facts about the state, valid whoever wrote them.
-        (word.load(Ordering::Relaxed) >> (2 * (number % 32))) & 3
+        match &self.memo {
+            Memo::Numbered(memo) => {
+                let word = &memo.get_or_alloc(number / 32)[0];
+                // Ordering: Relaxed; the bits are facts about the state, valid whoever wrote
+                // them.
+                (word.load(Ordering::Relaxed) >> (2 * (number % 32))) & 3
+            }
+            Memo::Keyed {
+                converges,
+                diverges,
+            } => {
+                if diverges.contains(number) {
+                    DIVERGES
+                } else if converges.contains(number) {
+                    CONVERGES
+                } else {
+                    0
+                }
+            }
+        }
     }
 
     fn remember(&self, number: u64, diverges: bool) {
-        let word = &self.memo.get_or_alloc(number / 32)[0];
-        let bits = if diverges { DIVERGES } else { CONVERGES };
-        // Ordering: Relaxed; see `known`.
-        word.fetch_or(bits << (2 * (number % 32)), Ordering::Relaxed);
+        match &self.memo {
+            Memo::Numbered(memo) => {
+                let word = &memo.get_or_alloc(number / 32)[0];
+                let bits = if diverges { DIVERGES } else { CONVERGES };
+                // Ordering: Relaxed; see `known`.
+                word.fetch_or(bits << (2 * (number % 32)), Ordering::Relaxed);
+            }
+            Memo::Keyed {
+                converges,
+                diverges: diverging,
+            } => {
+                if diverges {
+                    diverging.insert(number);
+                } else {
+                    converges.insert(number);
+                }
+            }
+        }
     }
 
     fn tau_successors(&self, state: &T::State) -> Vec<T::State> {

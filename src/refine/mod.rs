@@ -424,7 +424,7 @@ pub struct SystemOptions {
     /// Told after each level of the product.
     pub on_level: Option<LevelObserver>,
     /// Search the product in compact storage first where the implementation has a canonical
-    /// encoding of at most two words and the model has no divergences: a check that holds
+    /// encoding of at most two words: a check that holds
     /// then keeps about a dozen bytes per pair; one that fails is searched again, indexed,
     /// for its counterexample (see `refine/compact.rs`).
     pub compact: bool,
@@ -474,7 +474,7 @@ pub fn check_system<I: TransitionSystem>(
         ..Default::default()
     };
     let encoded = compact::EncodedImpl::new(imp).filter(|_| system_opts.compact);
-    if let Some(encoded) = encoded.filter(|_| !model.has_divergences()) {
+    if let Some(encoded) = encoded {
         let product = Product::new(&nf, &events, &encoded, model, stop);
         match compact::search(engine, &product, encoded.bits(), &run_opts, stop) {
             Some((run, bytes)) => {
