@@ -34,7 +34,7 @@ pub(crate) struct DivergenceMemo<'a, T: TransitionSystem> {
 /// What is known, by state number or by state key.
 enum Memo {
     /// Two bits per state number, 32 numbers per word.
-    Numbered(Segmented<AtomicU64>),
+    Numbered(Box<Segmented<AtomicU64>>),
     /// The keys of the states known to converge, and of those known to diverge.
     Keyed {
         converges: CompactSet,
@@ -102,7 +102,7 @@ impl<'a, T: TransitionSystem> DivergenceMemo<'a, T> {
                 diverges: CompactSet::new(),
             }
         } else {
-            Memo::Numbered(Segmented::new(1))
+            Memo::Numbered(Box::new(Segmented::new(1)))
         };
         DivergenceMemo { ts, stop, memo }
     }
