@@ -339,3 +339,71 @@ fn bad_distribution_options_are_refused() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_process_whose_peers_never_connect_gives_up_with_an_error() {
+    let model = root().join("examples/bounded_buffer.csp");
+    let hosts = hostfile(2);
+    let started = Instant::now();
+    let (code, stderr) = weft(&[
+        "explore",
+        model.to_str().unwrap(),
+        "--processes",
+        "2",
+        "--process-index",
+        "0",
+        "--hostfile",
+        hosts.to_str().unwrap(),
+        "--connect-timeout",
+        "1s",
+    ]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("connected within 1 s"), "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(30));
+}
+
+#[test]
+fn a_lost_process_ends_the_others_with_an_error_not_a_panic() {
+    // Long enough (several seconds) that the kill lands mid-run.
+    let model = root().join("examples/scaling_philosophers.csp");
+    let hosts = hostfile(2);
+    let spawn = |i: usize| {
+        Command::new(WEFT)
+            .arg("explore")
+            .arg(&model)
+            .args(["--processes", "2", "--process-index", &i.to_string()])
+            .arg("--hostfile")
+            .arg(&hosts)
+            .args(["--connect-timeout", "30s"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let mut survivor = spawn(0);
+    let mut victim = spawn(1);
+    std::thread::sleep(Duration::from_secs(2));
+    victim.kill().unwrap();
+    victim.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let code = loop {
+        if let Some(status) = survivor.try_wait().unwrap() {
+            break status.code().unwrap_or(-1);
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the surviving process did not end"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    survivor
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("weft: error:"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}

@@ -33,6 +33,10 @@ pub struct DistArgs {
     /// runs the distributed engine with this many workers in this process.
     #[arg(long, short = 'w', value_name = "W")]
     pub workers: Option<usize>,
+    /// How long a process of a distributed run waits for the others to connect before it
+    /// gives up with an error (as --timeout takes a time; default 60s).
+    #[arg(long, value_name = "TIME", value_parser = super::limits::parse_duration)]
+    pub connect_timeout: Option<std::time::Duration>,
 }
 
 impl DistArgs {
@@ -74,6 +78,7 @@ pub(crate) fn explore<T: TransitionSystem + Send + 'static>(
     ts: Arc<T>,
     cluster: &Cluster,
     search: &SearchArgs,
+    connect_timeout: Option<std::time::Duration>,
     deadlock_trace: bool,
 ) -> Result<DistExploration> {
     let progress = if cluster.process == 0 {
@@ -91,13 +96,44 @@ pub(crate) fn explore<T: TransitionSystem + Send + 'static>(
         .map_err(weft::dist::DistError::NoEncoding)?;
     // Timely prints its progress in connecting on standard output, which carries only
     // weft's results: send it to standard error.
-    let connected = crate::with_stdout_on_stderr(|| cluster.connect())?;
+    let timeout = connect_timeout.unwrap_or(std::time::Duration::from_secs(60));
+    let connected = crate::with_stdout_on_stderr(|| cluster.connect_within(timeout))?;
     let stop = StopSignal::new();
     let watchdog = Watchdog::start(search.resource_limits(), &stop);
+    exit_on_lost_connection();
     let result = explore_connected(ts, connected, &opts, &stop);
+    // Panics are bugs again (the default hook).
+    drop(std::panic::take_hook());
     drop(watchdog);
     if let Some(p) = progress {
         p.finish();
     }
     Ok(result?)
+}
+
+/// Makes a panic of timely's communication threads (how timely reports a connection to another
+/// process that broke: a process killed, a host gone) end this process with a clear error and
+/// exit status 2, rather than with a panic's backtrace: a distributed run cannot go on without
+/// every process, and gives no result.
+fn exit_on_lost_connection() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let thread = std::thread::current();
+        let name = thread.name().unwrap_or("");
+        let message = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if name.starts_with("timely:") || message.contains("timely communication error") {
+            eprintln!(
+                "weft: error: the distributed run lost its connection to another process \
+                 ({}): no result",
+                message.trim_start_matches("timely communication error: ")
+            );
+            std::process::exit(2);
+        }
+        default(info);
+    }));
 }

@@ -90,8 +90,13 @@ pub fn run(args: &ExploreArgs) -> Result<i32> {
     }
     let lts = read_aut_file(&args.model, &aut)?;
     if let Some(cluster) = args.dist.cluster(&args.search)? {
-        let result =
-            super::distributed::explore(Arc::new(lts), &cluster, &args.search, args.trace)?;
+        let result = super::distributed::explore(
+            Arc::new(lts),
+            &cluster,
+            &args.search,
+            args.dist.connect_timeout,
+            args.trace,
+        )?;
         return report_distributed(&result, args, None, cluster.process);
     }
     let explored = run_exploration::<Lts>(&lts, args)?;
@@ -108,8 +113,13 @@ fn run_csp(args: &ExploreArgs) -> Result<i32> {
     let system = CspSystem::new(&script, &process)?;
     if let Some(cluster) = args.dist.cluster(&args.search)? {
         let system = Arc::new(system);
-        let result =
-            super::distributed::explore(system.clone(), &cluster, &args.search, args.trace)?;
+        let result = super::distributed::explore(
+            system.clone(),
+            &cluster,
+            &args.search,
+            args.dist.connect_timeout,
+            args.trace,
+        )?;
         if let Some(e) = system.take_error() {
             return Err(e.into());
         }

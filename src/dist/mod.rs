@@ -104,6 +104,40 @@ impl Cluster {
             cluster: self.clone(),
         })
     }
+
+    /// [`Cluster::connect`], giving up after `timeout` if some process of the run has not
+    /// connected by then (timely itself waits for ever). The attempt then goes on in a
+    /// thread of its own until the process exits.
+    pub fn connect_within(&self, timeout: std::time::Duration) -> Result<Connected, DistError> {
+        let (sender, receiver) = std::sync::mpsc::channel();
+        let cluster = self.clone();
+        std::thread::Builder::new()
+            .name("weft-connect".into())
+            .spawn(move || {
+                // The receiver may be gone (timed out): nothing to tell then.
+                let _ = sender.send(cluster.connect());
+            })
+            .map_err(|e| DistError::Start(format!("cannot start a thread: {e}")))?;
+        receiver.recv_timeout(timeout).unwrap_or_else(|_| {
+            Err(DistError::Start(format!(
+                "not every process of the run connected within {:.0} s (this is process {} \
+                 of {}, at {}; the others: {}): start each process with its own \
+                 --process-index and the same --processes and host file, or wait longer with \
+                 --connect-timeout",
+                timeout.as_secs_f64(),
+                self.process,
+                self.processes,
+                self.addresses.get(self.process).map_or("?", String::as_str),
+                self.addresses
+                    .iter()
+                    .enumerate()
+                    .filter(|&(i, _)| i != self.process)
+                    .map(|(_, a)| a.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )))
+        })
+    }
 }
 
 /// Explores `ts` breadth first with the workers of `cluster` (this process's share of them:
