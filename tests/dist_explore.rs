@@ -152,12 +152,12 @@ fn a_state_limit_keeps_the_first_states_in_canonical_order() {
     }
 }
 
-/// Runs `weft explore MODEL --json --trace ARGS`; returns its JSON output and exit code.
+/// Runs `weft explore MODEL --json ARGS`; returns its JSON output and exit code.
 fn weft_explore(model: &Path, args: &[&str]) -> (Value, i32) {
     let out = Command::new(WEFT)
         .arg("explore")
         .arg(model)
-        .args(["--json", "--trace"])
+        .arg("--json")
         .args(args)
         .output()
         .unwrap();
@@ -198,7 +198,7 @@ fn weft_distributed(
             Command::new(WEFT)
                 .arg("explore")
                 .arg(model)
-                .args(["--json", "--trace"])
+                .arg("--json")
                 .args(["--processes", &processes.to_string()])
                 .args(["--process-index", &i.to_string()])
                 .args(["--workers", &workers.to_string()])
@@ -262,10 +262,10 @@ fn two_and_three_processes_give_the_single_process_results() {
     let mut traces = 0;
     for model in models() {
         let what = model.display().to_string();
-        let (single, code) = weft_explore(&model, &["--threads", "2"]);
+        let (single, code) = weft_explore(&model, &["--threads", "2", "--trace"]);
         assert_eq!(code, 0, "{what}");
         traces += single["deadlock_trace"].is_array() as usize;
-        let (two, code) = weft_distributed(&model, 2, 1, &[]);
+        let (two, code) = weft_distributed(&model, 2, 1, &["--trace"]);
         assert_eq!(code, 0, "{what}");
         assert_same_run(&single, &two, &what);
         assert_eq!(two["processes"], 2);
@@ -278,8 +278,8 @@ fn two_and_three_processes_give_the_single_process_results() {
         root().join("tests/corpus/aut/generated/linearizability/pracNonBlock_impl.aut"),
     ] {
         let what = model.display().to_string();
-        let (single, _) = weft_explore(&model, &["--threads", "1"]);
-        let (three, code) = weft_distributed(&model, 3, 2, &[]);
+        let (single, _) = weft_explore(&model, &["--threads", "1", "--trace"]);
+        let (three, code) = weft_distributed(&model, 3, 2, &["--trace"]);
         assert_eq!(code, 0, "{what}");
         assert_same_run(&single, &three, &what);
         assert_eq!(three["threads"], 6);
@@ -289,13 +289,37 @@ fn two_and_three_processes_give_the_single_process_results() {
 #[test]
 fn a_state_limit_stops_every_process_alike() {
     let model = philosophers(5);
-    let (single, code) = weft_explore(&model, &["--threads", "2", "--max-states", "5000"]);
-    assert_eq!(code, 2);
-    assert_eq!(single["states"], 5000);
-    let (limited, code) = weft_distributed(&model, 2, 1, &["--max-states", "5000"]);
-    assert_eq!(code, 2);
-    assert_same_run(&single, &limited, "state limit");
-    assert_eq!(limited["stopped"], "state-limit");
+    for trace in [&["--trace"][..], &[]] {
+        let mut args = vec!["--threads", "2", "--max-states", "5000"];
+        args.extend(trace);
+        let (single, code) = weft_explore(&model, &args);
+        assert_eq!(code, 2);
+        assert_eq!(single["states"], 5000);
+        let mut args = vec!["--max-states", "5000"];
+        args.extend(trace);
+        let (limited, code) = weft_distributed(&model, 2, 1, &args);
+        assert_eq!(code, 2);
+        assert_same_run(&single, &limited, "state limit");
+        assert_eq!(limited["stopped"], "state-limit");
+    }
+}
+
+#[test]
+fn count_only_runs_keep_states_compactly_with_the_same_counts() {
+    for model in models() {
+        let what = model.display().to_string();
+        let (single, code) = weft_explore(&model, &["--threads", "2"]);
+        assert_eq!(code, 0, "{what}");
+        assert_eq!(single["storage"], "compact", "{what}");
+        for (processes, workers) in [(2, 1), (3, 2)] {
+            let (run, code) = weft_distributed(&model, processes, workers, &[]);
+            assert_eq!(code, 0, "{what}");
+            assert_same_run(&single, &run, &what);
+            assert_eq!(run["storage"], "compact", "{what}");
+            let per_state = run["bytes_per_state"].as_f64().expect("bytes per state");
+            assert!(per_state > 0.0, "{what}: {per_state}");
+        }
+    }
 }
 
 /// Runs weft with `args`; returns its exit code and standard error.

@@ -14,6 +14,10 @@
 //!    so each knows where its ids start;
 //! 4. each id goes back to the new state's owner.
 //!
+//! A run that reports counts only (no deadlock trace, no ids asked for) of a system whose
+//! encodings take at most two words keeps its states compactly instead, with no ids and no
+//! parents, in two rounds a level (module `counting`).
+//!
 //! The ids are so the canonical ids of the threaded explorer ([`crate::explore::engine`]):
 //! new states of a level are numbered in the order of their least keys. Counts, levels,
 //! deadlocks and the shortest deadlock trace (rebuilt from the owners' parent records, then
@@ -22,6 +26,7 @@
 #![forbid(unsafe_code)]
 
 pub mod cluster;
+mod counting;
 pub mod rounds;
 mod search;
 
@@ -174,7 +179,13 @@ where
         connected.builders,
         connected.others,
         timely::WorkerConfig::default(),
-        move |worker| search::run_worker(worker, &*ts, width, &opts, &stop),
+        move |worker| {
+            if width <= 2 && !opts.deadlock_trace && !opts.keep_states {
+                Ok(counting::run_worker(worker, &*ts, width, &opts, &stop))
+            } else {
+                search::run_worker(worker, &*ts, width, &opts, &stop)
+            }
+        },
     )
     .map_err(DistError::Start)?;
     let mut outcome: Option<DistExploration> = None;

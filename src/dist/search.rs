@@ -24,14 +24,14 @@ const FAILED: u32 = 255;
 /// The worker that owns the state encoded as `words`, among `peers`: the same in every
 /// process (the hash depends on the words only).
 #[inline]
-fn owner_of(words: &[u32], peers: usize) -> usize {
+pub(super) fn owner_of(words: &[u32], peers: usize) -> usize {
     // The low half of the hash (the state index takes its slots from the high half).
     let h = hash_key(words) as u32 as u64;
     ((h * peers as u64) >> 32) as usize
 }
 
 /// A stop reason as it travels between workers.
-fn stop_code(reason: Option<StopReason>) -> u32 {
+pub(super) fn stop_code(reason: Option<StopReason>) -> u32 {
     match reason {
         None => 0,
         Some(StopReason::StateLimit) => 1,
@@ -42,7 +42,7 @@ fn stop_code(reason: Option<StopReason>) -> u32 {
     }
 }
 
-fn stop_reason(code: u32) -> Option<StopReason> {
+pub(super) fn stop_reason(code: u32) -> Option<StopReason> {
     match code {
         1 => Some(StopReason::StateLimit),
         2 => Some(StopReason::MemoryLimit),
@@ -60,11 +60,11 @@ fn step_key(parent: u32, k: u32) -> u64 {
 }
 
 /// A `u64` as two words, low first, and back.
-fn split(x: u64) -> [u32; 2] {
+pub(super) fn split(x: u64) -> [u32; 2] {
     [x as u32, (x >> 32) as u32]
 }
 
-fn join(lo: u32, hi: u32) -> u64 {
+pub(super) fn join(lo: u32, hi: u32) -> u64 {
     lo as u64 | ((hi as u64) << 32)
 }
 
@@ -152,7 +152,11 @@ struct Gathered {
 
 /// Sends `words` (beginning with this worker's index) to every worker and collects what each
 /// sent, by sender.
-fn all_gather(channel: &mut Rounds, worker: &mut Worker, words: &[u32]) -> Vec<Vec<u32>> {
+pub(super) fn all_gather(
+    channel: &mut Rounds,
+    worker: &mut Worker,
+    words: &[u32],
+) -> Vec<Vec<u32>> {
     let mut by_sender = vec![Vec::new(); worker.peers()];
     channel.push_to_all(words);
     channel.finish_round(worker, |batch| {
