@@ -186,22 +186,6 @@ const FAIL_NOT_REJECTED: &[(&str, &str)] = &[
         "a subtype clause with more fields than its constructor: weft's lowering gives an empty set of values, libcspm rejects it statically",
     ),
     (
-        "parser/should_fail/type_annotation_1.csp",
-        "weft reads type annotations without checking them (types are checked as values are computed)",
-    ),
-    (
-        "parser/should_fail/type_annotation_2.csp",
-        "weft reads type annotations without checking them (types are checked as values are computed)",
-    ),
-    (
-        "parser/should_fail/type_annotation_3.csp",
-        "weft reads type annotations without checking them (types are checked as values are computed)",
-    ),
-    (
-        "parser/should_fail/type_annotation_4.csp",
-        "weft reads type annotations without checking them (types are checked as values are computed)",
-    ),
-    (
         "parser/should_fail/type_annotation_5.csp",
         "weft reads type annotations without checking them (types are checked as values are computed)",
     ),
@@ -270,10 +254,6 @@ const FAIL_NOT_REJECTED: &[(&str, &str)] = &[
         "a static check of modules weft's flattening does not make (duplicate or ambiguous names across modules, static types of instance arguments)",
     ),
     (
-        "typechecker/should_fail/nametype_ta.csp",
-        "weft reads type annotations without checking them (types are checked as values are computed)",
-    ),
-    (
         "typechecker/should_fail/simple_modules_4.csp",
         "a static check of modules weft's flattening does not make (duplicate or ambiguous names across modules, static types of instance arguments)",
     ),
@@ -283,82 +263,6 @@ const FAIL_NOT_REJECTED: &[(&str, &str)] = &[
     ),
     (
         "typechecker/should_fail/type_annotations_1.csp",
-        "weft reads type annotations without checking them (types are checked as values are computed)",
-    ),
-    (
-        "typechecker/should_fail/type_annotations_10.csp",
-        "weft reads type annotations without checking them (types are checked as values are computed)",
-    ),
-    (
-        "typechecker/should_fail/type_annotations_12.csp",
-        "weft reads type annotations without checking them (types are checked as values are computed)",
-    ),
-    (
-        "typechecker/should_fail/type_annotations_13.csp",
-        "weft reads type annotations without checking them (types are checked as values are computed)",
-    ),
-    (
-        "typechecker/should_fail/type_annotations_14.csp",
-        "weft reads type annotations without checking them (types are checked as values are computed)",
-    ),
-    (
-        "typechecker/should_fail/type_annotations_15.csp",
-        "weft reads type annotations without checking them (types are checked as values are computed)",
-    ),
-    (
-        "typechecker/should_fail/type_annotations_16.csp",
-        "weft reads type annotations without checking them (types are checked as values are computed)",
-    ),
-    (
-        "typechecker/should_fail/type_annotations_17.csp",
-        "weft reads type annotations without checking them (types are checked as values are computed)",
-    ),
-    (
-        "typechecker/should_fail/type_annotations_18.csp",
-        "weft reads type annotations without checking them (types are checked as values are computed)",
-    ),
-    (
-        "typechecker/should_fail/type_annotations_19.csp",
-        "weft reads type annotations without checking them (types are checked as values are computed)",
-    ),
-    (
-        "typechecker/should_fail/type_annotations_2.csp",
-        "weft reads type annotations without checking them (types are checked as values are computed)",
-    ),
-    (
-        "typechecker/should_fail/type_annotations_20.csp",
-        "weft reads type annotations without checking them (types are checked as values are computed)",
-    ),
-    (
-        "typechecker/should_fail/type_annotations_21.csp",
-        "weft reads type annotations without checking them (types are checked as values are computed)",
-    ),
-    (
-        "typechecker/should_fail/type_annotations_3.csp",
-        "weft reads type annotations without checking them (types are checked as values are computed)",
-    ),
-    (
-        "typechecker/should_fail/type_annotations_4.csp",
-        "weft reads type annotations without checking them (types are checked as values are computed)",
-    ),
-    (
-        "typechecker/should_fail/type_annotations_5.csp",
-        "weft reads type annotations without checking them (types are checked as values are computed)",
-    ),
-    (
-        "typechecker/should_fail/type_annotations_6.csp",
-        "weft reads type annotations without checking them (types are checked as values are computed)",
-    ),
-    (
-        "typechecker/should_fail/type_annotations_7.csp",
-        "weft reads type annotations without checking them (types are checked as values are computed)",
-    ),
-    (
-        "typechecker/should_fail/type_annotations_8.csp",
-        "weft reads type annotations without checking them (types are checked as values are computed)",
-    ),
-    (
-        "typechecker/should_fail/type_annotations_9.csp",
         "weft reads type annotations without checking them (types are checked as values are computed)",
     ),
     (
@@ -426,10 +330,6 @@ const FAIL_NOT_REJECTED: &[(&str, &str)] = &[
     (
         "typechecker/should_fail/non_inputable_sets.csp",
         "a static type error: weft has no Hindley-Milner type checker and checks types dynamically",
-    ),
-    (
-        "typechecker/should_fail/polymorphic_let.csp",
-        "weft lets a `let`-bound function be used at two types (libcspm's let is monomorphic)",
     ),
     (
         "evaluator/should_fail/non_rect.csp",
