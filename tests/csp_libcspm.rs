@@ -190,14 +190,6 @@ const FAIL_NOT_REJECTED: &[(&str, &str)] = &[
         "weft reads type annotations without checking them (types are checked as values are computed)",
     ),
     (
-        "typechecker/should_fail/ambiguous_module_channel.csp",
-        "a static check of modules weft's flattening does not make (duplicate or ambiguous names across modules, static types of instance arguments)",
-    ),
-    (
-        "typechecker/should_fail/ambiguous_module_datatypes.csp",
-        "a static check of modules weft's flattening does not make (duplicate or ambiguous names across modules, static types of instance arguments)",
-    ),
-    (
         "typechecker/should_fail/dot_datatype_split.csp",
         "a static type error: weft has no Hindley-Milner type checker and checks types dynamically",
     ),
@@ -212,14 +204,6 @@ const FAIL_NOT_REJECTED: &[(&str, &str)] = &[
     (
         "typechecker/should_fail/duplicate_modules3.csp",
         "a static check of modules weft's flattening does not make (duplicate or ambiguous names across modules, static types of instance arguments)",
-    ),
-    (
-        "typechecker/should_fail/external_functions_1.csp",
-        "weft accepts `external` of any built-in it has; libcspm checks the declaration statically",
-    ),
-    (
-        "typechecker/should_fail/external_functions_4.csp",
-        "weft accepts `external` of any built-in it has; libcspm checks the declaration statically",
     ),
     (
         "typechecker/should_fail/infinitely_recursive_instances.csp",
@@ -273,18 +257,6 @@ const FAIL_NOT_REJECTED: &[(&str, &str)] = &[
     (
         "typechecker/should_fail/printer_timed.csp",
         "a static type error in a definition no assertion uses (`trans_print.0` lacks a field); weft reports it when `P` is run",
-    ),
-    (
-        "typechecker/should_fail/ambiguous_datatype.csp",
-        "the element type of `{}` is ambiguous (static typing); to weft it is an empty field type",
-    ),
-    (
-        "typechecker/should_fail/ambiguous_datatype2.csp",
-        "the element type of `{}` is ambiguous (static typing); to weft it is an empty field type",
-    ),
-    (
-        "typechecker/should_fail/ambiguous_event.csp",
-        "the element type of `{}` is ambiguous (static typing); to weft it is an empty field type",
     ),
     (
         "typechecker/should_fail/divergent_extendable.csp",

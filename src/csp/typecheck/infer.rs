@@ -106,6 +106,19 @@ impl Checker<'_> {
             Builtin::Error => fun(vec![seq(&Ty::Char)], a.clone()),
             Builtin::Show => fun(vec![a.clone()], seq(&Ty::Char)),
             Builtin::Loop => fun(vec![Ty::Proc], Ty::Proc),
+            Builtin::Transpose | Builtin::RelationalImage | Builtin::RelationalInverseImage => {
+                let b2 = self.vars.fresh();
+                let pairs = set(&Ty::Tuple(vec![a.clone(), b2.clone()]));
+                match b {
+                    Builtin::Transpose => fun(vec![pairs], set(&Ty::Tuple(vec![b2, a]))),
+                    Builtin::RelationalImage => fun(vec![pairs], fun(vec![a], set(&b2))),
+                    _ => fun(vec![pairs], fun(vec![b2], set(&a))),
+                }
+            }
+            Builtin::Mtransclose => {
+                let pairs = set(&Ty::Tuple(vec![a.clone(), a.clone()]));
+                fun(vec![pairs.clone(), set(&a)], pairs)
+            }
             _ => Ty::Any,
         }
     }

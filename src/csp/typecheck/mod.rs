@@ -59,6 +59,9 @@ pub(super) struct Checker<'p> {
     let_annotations: HashMap<(u32, u32), Vec<&'p RawAnnotation>>,
     /// The rigid variables of the annotations being checked, by name.
     rigid_names: HashMap<String, Ty>,
+    /// The fields of channels and constructors written as the empty set (directly or as a
+    /// constant): their type must be fixed by the end (libcspm's "ambiguous type").
+    empty_fields: Vec<(crate::csp::syntax::source::Span, Name, Ty)>,
 }
 
 /// Type checks the resolved program `prog` with the annotations read by the parser;
@@ -76,6 +79,7 @@ pub(crate) fn check(
         globals: HashMap::new(),
         let_annotations: HashMap::new(),
         rigid_names: HashMap::new(),
+        empty_fields: Vec::new(),
     };
     let mut top = Vec::new();
     let mut seen = std::collections::HashSet::new();

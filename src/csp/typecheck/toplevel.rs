@@ -161,7 +161,34 @@ impl<'p> Checker<'p> {
                 self.expr(t)?;
             }
         }
+        for (span, name, t) in std::mem::take(&mut self.empty_fields) {
+            if let Ty::Var(_) = self.vars.shallow(&t) {
+                return Err(RawError::new(
+                    span,
+                    ErrorKind::Type,
+                    format!(
+                        "the type of this field of `{name}` is ambiguous: nothing fixes the \
+                         type of the elements of the empty set"
+                    ),
+                ));
+            }
+        }
         Ok(())
+    }
+
+    /// Whether `e` is the empty set `{}`, or a top-level constant defined as `{}`.
+    fn is_empty_set(&self, e: &Expr) -> bool {
+        let empty = |e: &Expr| matches!(&e.kind, ExprKind::SetLit(es) if es.is_empty());
+        match &e.kind {
+            ExprKind::Var(n) => match self.prog.globals.get(n) {
+                Some(GlobalKind::Def(i)) => matches!(
+                    &self.prog.top.defs[*i as usize].kind,
+                    DefKind::Constant { expr } if empty(expr)
+                ),
+                _ => false,
+            },
+            _ => empty(e),
+        }
     }
 
     /// Types one strongly connected group of top-level names.
@@ -232,13 +259,13 @@ impl<'p> Checker<'p> {
                 }
                 GlobalKind::Chan(c) => {
                     let ch = &prog.channels[c as usize];
-                    (self.fields_type(ch.ty.as_ref(), Ty::Event)?, ch.span)
+                    (self.fields_type(n, ch.ty.as_ref(), Ty::Event)?, ch.span)
                 }
                 GlobalKind::Ctor(c) => {
                     let ct = &prog.ctors[c as usize];
                     let dt = &prog.datatypes[ct.datatype as usize];
                     let data = Ty::Data(ct.datatype, dt.name.clone());
-                    (self.fields_type(ct.fields.as_ref(), data)?, ct.span)
+                    (self.fields_type(n, ct.fields.as_ref(), data)?, ct.span)
                 }
                 GlobalKind::DataType(d) => {
                     let dt = &prog.datatypes[d as usize];
@@ -320,7 +347,7 @@ impl<'p> Checker<'p> {
 
     /// The type of a channel or constructor with fields `fields` (a dotted product of sets)
     /// whose values are of type `result`.
-    fn fields_type(&mut self, fields: Option<&Expr>, result: Ty) -> CResult<Ty> {
+    fn fields_type(&mut self, name: &Name, fields: Option<&Expr>, result: Ty) -> CResult<Ty> {
         let Some(fields) = fields else {
             return Ok(result);
         };
@@ -328,7 +355,11 @@ impl<'p> Checker<'p> {
         flatten_dots(fields, &mut parts);
         let mut tys = Vec::new();
         for p in &parts {
-            tys.push(self.type_set(p)?);
+            let t = self.type_set(p)?;
+            if self.is_empty_set(p) {
+                self.empty_fields.push((p.span, name.clone(), t.clone()));
+            }
+            tys.push(t);
         }
         Ok(tys
             .into_iter()
