@@ -12,6 +12,7 @@ pub mod eval;
 pub mod process;
 pub mod resolve;
 pub mod syntax;
+pub mod typecheck;
 
 pub use eval::value;
 pub use process::labels;

@@ -63,8 +63,21 @@ pub(super) fn finish_load(
         "<prelude>".into(),
         PRELUDE.into(),
     )?;
+    let annotations = std::mem::take(&mut ctx.annotations);
     let sources = ctx.sources;
     let prog = resolve::check(&decls, &prelude).map_err(|e| e.resolve(&sources))?;
+    // static types, as libcspm checks them after renaming: only a script without errors
+    // of names is type checked
+    if prog.errors.is_empty() && prog.assertions.iter().all(|a| a.error.is_none()) {
+        let user_defs = prog
+            .top
+            .defs
+            .iter()
+            .filter(|d| sources.file(d.span.file).name != "<prelude>")
+            .count();
+        crate::csp::typecheck::check(&prog, &annotations, user_defs)
+            .map_err(|e| e.resolve(&sources))?;
+    }
     let mut broken = HashMap::new();
     for (name, &k) in &prog.broken {
         broken.insert(name.clone(), prog.errors[k].clone().resolve(&sources));

@@ -29,7 +29,7 @@ impl Parser<'_> {
 
     /// Skips a type annotation `n1, n2 :: type` (weft checks types as it evaluates, so the
     /// annotation is read and not checked), returning the annotated names.
-    pub(super) fn skip_annotation(&mut self) -> Vec<Ident> {
+    pub(super) fn skip_annotation(&mut self, scope: AnnotationScope) -> Vec<Ident> {
         let mut names = Vec::new();
         while let Tok::Ident(n) = self.peek().clone() {
             let span = self.bump().span;
@@ -42,6 +42,7 @@ impl Parser<'_> {
             }
         }
         self.eat(&Tok::ColonColon);
+        let first = self.pos;
         let mut depth = 0usize;
         loop {
             let t = self.peek();
@@ -60,6 +61,12 @@ impl Parser<'_> {
             }
             self.bump();
         }
+        let tokens = self.tokens[first..self.pos].to_vec();
+        self.ctx.annotations.push(RawAnnotation {
+            names: names.clone(),
+            tokens,
+            scope,
+        });
         names
     }
 

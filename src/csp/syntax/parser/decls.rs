@@ -19,7 +19,7 @@ impl Parser<'_> {
                 continue;
             }
             if self.at_annotation() {
-                self.skip_annotation();
+                self.skip_annotation(AnnotationScope::Top);
                 if let Err(e) = self.end_of_decl() {
                     let start = self.pos;
                     let d = self.recover(start, e);

@@ -58,6 +58,31 @@ pub(crate) struct ParseContext {
     include_stack: Vec<PathBuf>,
     /// Whether a timed section was read (the loader then lowers the sections).
     pub has_timed: bool,
+    /// The type annotations read (`f :: (Int) -> Int`), for the type checker.
+    pub annotations: Vec<RawAnnotation>,
+}
+
+/// Where a type annotation is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AnnotationScope {
+    /// Among the top-level declarations of the script (or of a file it includes).
+    Top,
+    /// Among the declarations of the `let` whose keyword starts at this span.
+    Let(Span),
+    /// Inside a module (names there are renamed when modules are flattened).
+    Module,
+}
+
+/// A type annotation `n1, n2 :: type` as read: the names and the tokens of the type (the
+/// type checker reads them).
+#[derive(Clone, Debug)]
+pub struct RawAnnotation {
+    /// The annotated names.
+    pub names: Vec<Ident>,
+    /// The tokens of the type, after `::`.
+    pub tokens: Vec<Token>,
+    /// Where the annotation is.
+    pub scope: AnnotationScope,
 }
 
 impl ParseContext {
@@ -67,6 +92,7 @@ impl ParseContext {
             next_id: 0,
             include_stack: Vec::new(),
             has_timed: false,
+            annotations: Vec::new(),
         }
     }
 }

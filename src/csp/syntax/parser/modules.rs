@@ -54,7 +54,7 @@ impl Parser<'_> {
                 continue;
             }
             if self.at_annotation() {
-                self.skip_annotation();
+                self.skip_annotation(AnnotationScope::Module);
                 self.end_of_decl()?;
                 continue;
             }

@@ -1,0 +1,111 @@
+//! Static type checking of CSPm (libcspm's type checker, in part): Hindley–Milner inference
+//! over the resolved declarations with CSPm's types, and the check of type annotations
+//! (`f :: (Int) -> Int`) against the inferred types.
+//!
+//! The checker runs after name resolution, on scripts without resolution errors, and rejects
+//! a script with a positioned error ("Couldn't match expected type Int with actual type
+//! Bool"). It must never reject a script FDR accepts: whatever it cannot type with certainty
+//! (dotted values and dot types, productions and `extensions`, timed sections, compression
+//! and external functions, the prelude) gets the type [`types::Ty::Any`], which unifies with
+//! every type. Top-level definitions are generalised (in dependency order, one strongly
+//! connected group at a time); `let` definitions are monomorphic unless annotated, as in
+//! libcspm.
+
+#![forbid(unsafe_code)]
+
+mod annotations;
+mod infer;
+mod toplevel;
+mod types;
+
+use std::collections::HashMap;
+
+use crate::csp::error::RawError;
+use crate::csp::resolve::Program;
+use crate::csp::syntax::ast::Name;
+use crate::csp::syntax::parser::RawAnnotation;
+
+use types::{Ty, Vars};
+
+type CResult<T> = Result<T, RawError>;
+
+/// A type scheme: a type with the flexible and rigid variables each use instantiates afresh.
+#[derive(Clone, Debug)]
+pub(super) struct Scheme {
+    generic: Vec<u32>,
+    rigid: Vec<u32>,
+    ty: Ty,
+}
+
+impl Scheme {
+    fn mono(ty: Ty) -> Scheme {
+        Scheme {
+            generic: Vec::new(),
+            rigid: Vec::new(),
+            ty,
+        }
+    }
+}
+
+/// The state of the checker.
+pub(super) struct Checker<'p> {
+    prog: &'p Program,
+    vars: Vars,
+    /// Local names, innermost last.
+    scope: Vec<(Name, Scheme)>,
+    /// Top-level names typed so far.
+    globals: HashMap<Name, Scheme>,
+    /// The annotations of each `let` (by the position of its keyword).
+    let_annotations: HashMap<(u32, u32), Vec<&'p RawAnnotation>>,
+    /// The rigid variables of the annotations being checked, by name.
+    rigid_names: HashMap<String, Ty>,
+    /// The fields of channels and constructors written as the empty set (directly or as a
+    /// constant): their type must be fixed by the end (libcspm's "ambiguous type").
+    empty_fields: Vec<(crate::csp::syntax::source::Span, Name, Ty)>,
+}
+
+/// Type checks the resolved program `prog` with the annotations read by the parser;
+/// `user_defs` is the number of the program's definitions that are the script's (the rest
+/// are the prelude's).
+pub(crate) fn check(
+    prog: &Program,
+    annotations: &[RawAnnotation],
+    user_defs: usize,
+) -> Result<(), RawError> {
+    let mut checker = Checker {
+        prog,
+        vars: Vars::default(),
+        scope: Vec::new(),
+        globals: HashMap::new(),
+        let_annotations: HashMap::new(),
+        rigid_names: HashMap::new(),
+        empty_fields: Vec::new(),
+    };
+    let mut top = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for a in annotations {
+        // an annotation read twice (the parser may read a declaration again) counts once
+        let Some(first) = a.names.first() else {
+            continue;
+        };
+        if !seen.insert((first.span.file, first.span.lo)) {
+            continue;
+        }
+        match a.scope {
+            crate::csp::syntax::parser::AnnotationScope::Top => top.push(a),
+            crate::csp::syntax::parser::AnnotationScope::Let(s) => checker
+                .let_annotations
+                .entry((s.file, s.lo))
+                .or_default()
+                .push(a),
+            crate::csp::syntax::parser::AnnotationScope::Module => {}
+        }
+    }
+    for (i, d) in prog.top.defs.iter().enumerate().skip(user_defs) {
+        let _ = i;
+        checker
+            .globals
+            .insert(d.name.clone(), Scheme::mono(Ty::Any));
+    }
+    checker.top_level(&top)
+}
