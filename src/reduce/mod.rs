@@ -30,6 +30,7 @@ pub mod on_the_fly;
 pub mod quotient;
 pub mod refinement;
 mod splitting;
+mod strong;
 
 use std::fmt;
 use std::str::FromStr;
