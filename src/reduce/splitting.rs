@@ -259,7 +259,8 @@ pub(crate) fn refine(mut p: Partition, threads: Threads) -> Partition {
     };
     p.block = vec![0; n];
     let mut block_signature: Vec<Vec<u64>> = vec![Vec::new()];
-    let mut sig = Signatures::new(n, p.graph.num_edges() + n);
+    // Branching signatures hold their inert successors'; room that is never used costs no memory.
+    let mut sig = Signatures::new(n, 4 * (p.graph.num_edges() + n));
     let mut dirty_mark = vec![true; n];
     let mut dirty: Vec<u32> = (0..n as u32).collect();
     let mut buf: Vec<u64> = Vec::new();
