@@ -1,21 +1,26 @@
 #!/usr/bin/env bash
-# `weft reduce` on the corpus's largest systems: whole command, best of N runs, peak memory
-# from /usr/bin/time -v.
+# `weft reduce` on the corpus's largest systems: whole command (read, reduce, write the quotient
+# with -o), N runs each, best and median wall seconds, peak memory from /usr/bin/time -v.
 #
 # Usage: scripts/reduce-bench.sh [--runs N] [--equivalences strong,branching] [--threads 1,2]
-# Prints CSV: system,equivalence,threads,seconds,peak_rss_mb,states_before,states_after
-# (seconds and peak_rss_mb of the fastest run). WEFT=PATH benchmarks another build of weft.
+#                                [--before PATH]
+# Prints CSV: system,equivalence,threads,best_seconds,median_seconds,peak_rss_mb,states_before,
+# states_after (peak_rss_mb of the fastest run); with --before PATH (another build of weft, run
+# alternately with this one in the same loop) also before_best_seconds,before_median_seconds.
+# WEFT=PATH benchmarks another build of weft.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-runs=3
+runs=5
 equivalences="strong,branching"
 thread_counts="1,2"
+before=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --runs) runs="${2:?--runs needs a number}"; shift 2 ;;
     --equivalences) equivalences="${2:?--equivalences needs a list}"; shift 2 ;;
     --threads) thread_counts="${2:?--threads needs a list}"; shift 2 ;;
-    -h|--help) sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --before) before="${2:?--before needs a path}"; shift 2 ;;
+    -h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "reduce-bench.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -30,22 +35,45 @@ systems=(
 )
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-echo "system,equivalence,threads,seconds,peak_rss_mb,states_before,states_after"
+# One timed run of binary $1 on system $2, equivalence $3, threads $4: prints "seconds rss_mb".
+# (Wall time from the clock around it: /usr/bin/time's own has centiseconds only.)
+run_once() {
+  local start end
+  start="$(date +%s%N)"
+  /usr/bin/time -v "$1" reduce "$2" --equivalence "$3" --threads "$4" -o "$tmp/out.aut" --json \
+    >"$tmp/out.json" 2>"$tmp/time.txt"
+  end="$(date +%s%N)"
+  awk -F': ' -v ns="$((end - start))" '/Maximum resident set size/ {rss = $2 / 1024}
+              END {printf "%.4f %.1f\n", ns / 1e9, rss}' "$tmp/time.txt"
+}
+# Best and median of the numbers on stdin: prints "best median".
+best_median() {
+  sort -g | awk '{a[NR] = $1} END {printf "%.4f %.4f\n", a[1], (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'
+}
+header="system,equivalence,threads,best_seconds,median_seconds,peak_rss_mb,states_before,states_after"
+[ -n "$before" ] && header="$header,before_best_seconds,before_median_seconds"
+echo "$header"
 for system in "${systems[@]}"; do
   name="$(basename "$system")"; name="${name%%.*}"
   for eq in ${equivalences//,/ }; do
   for threads in ${thread_counts//,/ }; do
-    best=""; best_rss=""
+    : >"$tmp/times"; : >"$tmp/before_times"; best=""; best_rss=""
     for _ in $(seq "$runs"); do
-      /usr/bin/time -v "$weft" reduce "$system" --equivalence "$eq" --threads "$threads" --json \
-        >"$tmp/out.json" 2>"$tmp/time.txt"
-      secs="$(awk -F': ' '/Elapsed \(wall clock\)/ {n = split($2, p, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + p[i]; print s}' "$tmp/time.txt")"
-      rss="$(awk -F': ' '/Maximum resident set size/ {printf "%.1f", $2 / 1024}' "$tmp/time.txt")"
+      if [ -n "$before" ]; then
+        run_once "$before" "$system" "$eq" "$threads" | cut -d' ' -f1 >>"$tmp/before_times"
+      fi
+      read -r secs rss < <(run_once "$weft" "$system" "$eq" "$threads")
+      echo "$secs" >>"$tmp/times"
       if [ -z "$best" ] || awk "BEGIN {exit !($secs < $best)}"; then best="$secs"; best_rss="$rss"; fi
     done
-    before="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["states_before"])' "$tmp/out.json")"
-    after="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["states_after"])' "$tmp/out.json")"
-    echo "$name,$eq,$threads,$best,$best_rss,$before,$after"
+    read -r b m < <(best_median <"$tmp/times")
+    states="$(python3 -c 'import json,sys; d = json.load(open(sys.argv[1])); print(d["states_before"], d["states_after"], sep=",")' "$tmp/out.json")"
+    line="$name,$eq,$threads,$b,$m,$best_rss,$states"
+    if [ -n "$before" ]; then
+      read -r bb bm < <(best_median <"$tmp/before_times")
+      line="$line,$bb,$bm"
+    fi
+    echo "$line"
   done
   done
 done

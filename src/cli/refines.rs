@@ -9,7 +9,7 @@ use clap::{Args, ValueEnum};
 use super::{LimitReached, UsageError, EXIT_FAILS, EXIT_HOLDS};
 use weft::csp::{ComponentState, CspSystem};
 use weft::explore::{Engine, StopSignal, Watchdog};
-use weft::lts::aut::{read_aut_file, AutOptions};
+use weft::lts::aut::{read_aut_file_on, AutOptions};
 use weft::lts::Lts;
 use weft::refine::{
     check_system, check_until, CheckOptions, CheckResult, Counterexample, Model, RefineError,
@@ -124,7 +124,8 @@ pub fn load_system(
     if let Some(name) = tau {
         opts.tau_labels = vec![name.to_string()];
     }
-    let lts = read_aut_file(Path::new(arg), &opts)?;
+    // With more than one thread, a gzipped file is decompressed while it is parsed.
+    let lts = read_aut_file_on(Path::new(arg), &opts, search.threads())?;
     if let Some(limit) = max_states {
         let states = u64::from(lts.num_reachable());
         if states > limit {

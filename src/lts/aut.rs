@@ -28,9 +28,12 @@ use std::io::{self, BufRead, Read, Write};
 use std::path::{Path, PathBuf};
 
 use super::Lts;
+
+mod pipelined;
 use crate::excerpt::Excerpt;
 use crate::hash::WordBuildHasher;
 use crate::ts::{Label, TAU};
+pub use pipelined::read_aut_file_on;
 
 /// Options of the `.aut` reader.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -21,7 +21,7 @@ pub mod aut;
 pub mod dot;
 pub mod facts;
 
-pub use aut::{read_aut, read_aut_file, write_aut, AutError, AutOptions};
+pub use aut::{read_aut, read_aut_file, read_aut_file_on, write_aut, AutError, AutOptions};
 pub use dot::write_dot;
 pub use facts::{LtsSummary, TauClosures};
 

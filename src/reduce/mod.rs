@@ -2,7 +2,9 @@
 //!
 //! [`reduce`] computes the quotient of an [`Lts`] modulo one of the [`Equivalence`]s:
 //!
-//! - strong bisimulation: partition refinement on the LTS as it is ([`refinement`]);
+//! - strong bisimulation: partition refinement on the LTS as it is: signature rounds while
+//!   they multiply the number of blocks, then Paige–Tarjan splitters with the smaller-half
+//!   rule on constellations, O(m log n) (`strong`);
 //! - branching bisimulation and divergence-preserving branching bisimulation: the tau-SCCs
 //!   are contracted first (their states are branching bisimilar), which leaves the tau graph
 //!   acyclic; for the divergence-preserving variant a contracted SCC that contains a tau cycle
@@ -30,6 +32,7 @@ pub mod on_the_fly;
 pub mod quotient;
 pub mod refinement;
 mod splitting;
+mod strong;
 
 use std::fmt;
 use std::str::FromStr;
@@ -128,7 +131,8 @@ pub struct Reduction {
     /// beyond have no transitions and are unreachable). Empty for trace equivalences, whose
     /// quotient states are sets of input states.
     pub state_map: Vec<u32>,
-    /// Number of partition-refinement rounds.
+    /// Number of partition-refinement rounds (for strong bisimulation: signature rounds and
+    /// splitters processed).
     pub rounds: u32,
 }
 

@@ -32,28 +32,60 @@ pub fn quotient(lts: &Lts, partition: &Partition) -> (Lts, Vec<u32>) {
         })
         .collect();
     let block = &block;
-    // Edges of the quotient, grouped by source block.
-    let mut edges: Vec<(u32, Label, u32)> = Vec::new();
-    for x in 0..nodes as u32 {
-        let bx = block[x as usize];
-        for (a, y) in partition.graph.edges(x) {
-            if !partition.is_inert(block, x, a, y) {
-                edges.push((bx, a, block[y as usize]));
-            }
-        }
-        if partition.divergent[x as usize] {
-            edges.push((bx, TAU, bx));
-        }
-    }
-    edges.sort_unstable();
-    edges.dedup();
+    // Edges of the quotient, grouped by source block (counting sort), each block's sorted by
+    // (label, target block) and deduplicated.
+    let edge_of = |x: u32, a: Label, y: u32| {
+        (!partition.is_inert(block, x, a, y)).then(|| (a, block[y as usize]))
+    };
     let mut first = vec![0usize; blocks + 1];
-    for &(b, _, _) in &edges {
-        first[b as usize + 1] += 1;
+    for x in 0..nodes as u32 {
+        let bx = block[x as usize] as usize;
+        first[bx + 1] += partition
+            .graph
+            .edges(x)
+            .filter(|&(a, y)| edge_of(x, a, y).is_some())
+            .count()
+            + usize::from(partition.divergent[x as usize]);
     }
     for b in 0..blocks {
         first[b + 1] += first[b];
     }
+    let mut fill = first.clone();
+    let mut edges: Vec<(Label, u32)> = vec![(0, 0); first[blocks]];
+    for x in 0..nodes as u32 {
+        let bx = block[x as usize];
+        let at = &mut fill[bx as usize];
+        for (a, y) in partition.graph.edges(x) {
+            if let Some(edge) = edge_of(x, a, y) {
+                edges[*at] = edge;
+                *at += 1;
+            }
+        }
+        if partition.divergent[x as usize] {
+            edges[*at] = (TAU, bx);
+            *at += 1;
+        }
+    }
+    drop(fill);
+    // Sort and deduplicate each block's edges, compacting them to the front.
+    let mut kept = 0;
+    for b in 0..blocks {
+        let (lo, hi) = (first[b], first[b + 1]);
+        first[b] = kept;
+        let group = &mut edges[lo..hi];
+        group.sort_unstable();
+        let mut last: Option<(Label, u32)> = None;
+        for i in lo..hi {
+            let edge = edges[i];
+            if last != Some(edge) {
+                edges[kept] = edge;
+                kept += 1;
+                last = Some(edge);
+            }
+        }
+    }
+    first[blocks] = kept;
+    edges.truncate(kept);
     // Breadth-first numbering from the initial block, then from each block not numbered
     // yet (unreachable ones, kept as mCRL2 keeps them), in block order.
     let initial_block = block[partition.node_of_state[lts.initial() as usize] as usize];
@@ -69,7 +101,7 @@ pub fn quotient(lts: &Lts, partition: &Partition) -> (Lts, Vec<u32>) {
         while at < order.len() {
             let b = order[at] as usize;
             at += 1;
-            for &(_, _, c) in &edges[first[b]..first[b + 1]] {
+            for &(_, c) in &edges[first[b]..first[b + 1]] {
                 if number[c as usize] == u32::MAX {
                     number[c as usize] = order.len() as u32;
                     order.push(c);
@@ -77,9 +109,9 @@ pub fn quotient(lts: &Lts, partition: &Partition) -> (Lts, Vec<u32>) {
             }
         }
     }
-    let mut transitions = Vec::new();
+    let mut transitions = Vec::with_capacity(edges.len());
     for &b in &order {
-        for &(_, a, c) in &edges[first[b as usize]..first[b as usize + 1]] {
+        for &(a, c) in &edges[first[b as usize]..first[b as usize + 1]] {
             transitions.push((number[b as usize], a, number[c as usize]));
         }
     }

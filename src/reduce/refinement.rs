@@ -61,6 +61,21 @@ impl Graph {
             .zip(self.targets[lo..hi].iter().copied())
     }
 
+    /// The range of `node`'s edges in [`Graph::labels`] and [`Graph::targets`].
+    pub fn range(&self, node: u32) -> (usize, usize) {
+        (self.offsets[node as usize], self.offsets[node as usize + 1])
+    }
+
+    /// The label of every edge, each node's edges contiguous.
+    pub fn labels(&self) -> &[Label] {
+        &self.labels
+    }
+
+    /// The target of every edge, parallel to [`Graph::labels`].
+    pub fn targets(&self) -> &[u32] {
+        &self.targets
+    }
+
     /// Builds a graph with `n` nodes from per-node edge lists produced by `edges_of`, with
     /// room for `edges` edges (at most, usually).
     fn build(
@@ -145,7 +160,12 @@ pub fn partition(lts: &Lts, equivalence: Equivalence) -> Partition {
 /// As [`partition`], computing each round's signatures on `threads` workers (the same
 /// partition, block ids included, at every thread count).
 pub fn partition_on(lts: &Lts, equivalence: Equivalence, threads: Threads) -> Partition {
-    super::splitting::refine(prepare(lts, equivalence), threads)
+    let p = prepare(lts, equivalence);
+    if p.branching {
+        super::splitting::refine(p, threads)
+    } else {
+        super::strong::refine(p)
+    }
 }
 
 /// As [`partition`], keeping the partition of every round in [`Partition::history`].
@@ -154,7 +174,7 @@ pub fn partition_with_history(lts: &Lts, equivalence: Equivalence) -> Partition 
 }
 
 /// The graph to partition: the LTS, or its tau-SCC contraction.
-fn prepare(lts: &Lts, equivalence: Equivalence) -> Partition {
+pub(crate) fn prepare(lts: &Lts, equivalence: Equivalence) -> Partition {
     // Covered states: those with transitions, targets and the initial state.
     let n = lts.covered() as usize;
     let branching = matches!(

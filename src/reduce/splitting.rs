@@ -75,12 +75,16 @@ struct Predecessors {
 }
 
 impl Predecessors {
-    fn of(p: &Partition) -> Predecessors {
+    /// The predecessors along every edge, or along the tau edges only.
+    fn of(p: &Partition, only_tau: bool) -> Predecessors {
         let n = p.graph.num_nodes();
+        let keep = |a: Label| !only_tau || a == TAU;
         let mut offsets = vec![0usize; n + 1];
         for x in 0..n as u32 {
-            for (_, y) in p.graph.edges(x) {
-                offsets[y as usize + 1] += 1;
+            for (a, y) in p.graph.edges(x) {
+                if keep(a) {
+                    offsets[y as usize + 1] += 1;
+                }
             }
         }
         for x in 0..n {
@@ -90,8 +94,10 @@ impl Predecessors {
         let mut list = vec![(0, 0); offsets[n]];
         for x in 0..n as u32 {
             for (a, y) in p.graph.edges(x) {
-                list[fill[y as usize]] = (x, a);
-                fill[y as usize] += 1;
+                if keep(a) {
+                    list[fill[y as usize]] = (x, a);
+                    fill[y as usize] += 1;
+                }
             }
         }
         Predecessors { offsets, list }
@@ -102,11 +108,14 @@ impl Predecessors {
     }
 }
 
-/// Every node's current signature, in one arena: a recomputed signature is appended and the
-/// old one left as garbage, collected when it outweighs the live signatures (one allocation
-/// for all nodes instead of one per node).
+/// Every node's current signature, in one arena: a recomputed signature overwrites the old
+/// one when it fits in its place, else it is appended and the old one left as garbage,
+/// collected (into a spare arena kept for the next collection) when it outweighs the live
+/// signatures. One allocation for all nodes instead of one per node, and no fresh memory
+/// once the arenas have grown.
 struct Signatures {
     data: Vec<u64>,
+    spare: Vec<u64>,
     /// Per node: where its signature starts in `data`, and its length.
     span: Vec<(usize, u32)>,
     /// Total length of the live signatures.
@@ -117,6 +126,7 @@ impl Signatures {
     fn new(nodes: usize, room: usize) -> Signatures {
         Signatures {
             data: Vec::with_capacity(room),
+            spare: Vec::new(),
             span: vec![(0, 0); nodes],
             live: 0,
         }
@@ -129,10 +139,16 @@ impl Signatures {
 
     /// Replaces the signature of `x` by `new`.
     fn set(&mut self, x: u32, new: &[u64]) {
-        let old = self.span[x as usize].1 as usize;
+        let (start, old) = self.span[x as usize];
+        let old = old as usize;
         self.live = self.live - old + new.len();
-        self.span[x as usize] = (self.data.len(), new.len() as u32);
-        self.data.extend_from_slice(new);
+        if new.len() <= old {
+            self.data[start..start + new.len()].copy_from_slice(new);
+            self.span[x as usize] = (start, new.len() as u32);
+        } else {
+            self.span[x as usize] = (self.data.len(), new.len() as u32);
+            self.data.extend_from_slice(new);
+        }
     }
 
     /// Drops the garbage if it outweighs the live signatures.
@@ -140,13 +156,15 @@ impl Signatures {
         if self.data.len() <= 2 * self.live + 4096 {
             return;
         }
-        let mut data = Vec::with_capacity(2 * self.live);
+        let mut data = std::mem::take(&mut self.spare);
+        data.clear();
+        data.reserve(2 * self.live);
         for span in self.span.iter_mut() {
             let (start, len) = *span;
             *span = (data.len(), len);
             data.extend_from_slice(&self.data[start..start + len as usize]);
         }
-        self.data = data;
+        self.spare = std::mem::replace(&mut self.data, data);
     }
 }
 
@@ -192,18 +210,30 @@ fn recompute(
                 .any(|(a, y)| dirty_mark[y as usize] && p.is_inert(&p.block, x, a, y))
     };
     let (later, now): (Vec<u32>, Vec<u32>) = dirty.iter().partition(|&&x| waits(x));
-    let computed: Vec<Vec<u64>> = {
+    // Each chunk's signatures into one arena of its own (no allocation per node).
+    let chunk = (now.len() / (4 * threads.get())).max(256);
+    let computed: Vec<(Vec<u64>, Vec<u32>)> = {
         let sig: &Signatures = sig;
-        now.par_iter()
-            .with_min_len(256)
-            .map_init(Vec::new, |buf, &x| {
-                signature_of(p, sig, x, buf);
-                buf.clone()
+        now.par_chunks(chunk)
+            .map(|xs| {
+                let mut buf = Vec::new();
+                let mut data = Vec::with_capacity(4 * xs.len());
+                let mut lens = Vec::with_capacity(xs.len());
+                for &x in xs {
+                    signature_of(p, sig, x, &mut buf);
+                    data.extend_from_slice(&buf);
+                    lens.push(buf.len() as u32);
+                }
+                (data, lens)
             })
             .collect()
     };
-    for (&x, s) in now.iter().zip(computed) {
-        sig.set(x, &s);
+    for (xs, (data, lens)) in now.chunks(chunk).zip(computed) {
+        let mut at = 0;
+        for (&x, &len) in xs.iter().zip(&lens) {
+            sig.set(x, &data[at..at + len as usize]);
+            at += len as usize;
+        }
     }
     for &x in &later {
         signature_of(p, sig, x, buf);
@@ -219,7 +249,8 @@ pub(crate) fn refine(mut p: Partition, threads: Threads) -> Partition {
         p.num_blocks = 0;
         return p;
     }
-    let preds = Predecessors::of(&p);
+    let preds = Predecessors::of(&p, false);
+    let tau_preds = p.branching.then(|| Predecessors::of(&p, true));
     let mut blocks = Blocks {
         elems: (0..n as u32).collect(),
         pos: (0..n as u32).collect(),
@@ -228,12 +259,14 @@ pub(crate) fn refine(mut p: Partition, threads: Threads) -> Partition {
     };
     p.block = vec![0; n];
     let mut block_signature: Vec<Vec<u64>> = vec![Vec::new()];
-    let mut sig = Signatures::new(n, p.graph.num_edges() + n);
+    // Branching signatures hold their inert successors'; room that is never used costs no memory.
+    let mut sig = Signatures::new(n, 4 * (p.graph.num_edges() + n));
     let mut dirty_mark = vec![true; n];
     let mut dirty: Vec<u32> = (0..n as u32).collect();
     let mut buf: Vec<u64> = Vec::new();
     let mut by_block: Vec<(u32, u32)> = Vec::new();
     let mut changed: Vec<u32> = Vec::new();
+    let mut members: Vec<u32> = Vec::new();
     let mut stack: Vec<u32> = Vec::new();
     let mut first_round = true;
     let pool = (threads.get() > 1)
@@ -266,7 +299,8 @@ pub(crate) fn refine(mut p: Partition, threads: Threads) -> Partition {
             while upto < by_block.len() && by_block[upto].0 == b {
                 upto += 1;
             }
-            let members: Vec<u32> = by_block[at..upto].iter().map(|&(_, x)| x).collect();
+            members.clear();
+            members.extend(by_block[at..upto].iter().map(|&(_, x)| x));
             at = upto;
             split_block(
                 &mut p,
@@ -289,7 +323,13 @@ pub(crate) fn refine(mut p: Partition, threads: Threads) -> Partition {
         // predecessors.
         for &x in &changed {
             stack.push(x);
-            stack.extend(preds.get(x).iter().map(|&(q, _)| q));
+            stack.extend(
+                preds
+                    .get(x)
+                    .iter()
+                    .map(|&(q, _)| q)
+                    .filter(|&q| !dirty_mark[q as usize]),
+            );
         }
         while let Some(x) = stack.pop() {
             if dirty_mark[x as usize] {
@@ -297,9 +337,10 @@ pub(crate) fn refine(mut p: Partition, threads: Threads) -> Partition {
             }
             dirty_mark[x as usize] = true;
             dirty.push(x);
-            if p.branching {
-                for &(q, a) in preds.get(x) {
-                    if a == TAU && p.block[q as usize] == p.block[x as usize] {
+            if let Some(tau_preds) = &tau_preds {
+                let bx = p.block[x as usize];
+                for &(q, _) in tau_preds.get(x) {
+                    if !dirty_mark[q as usize] && p.block[q as usize] == bx {
                         stack.push(q);
                     }
                 }
