@@ -68,10 +68,10 @@ impl Blocks {
     }
 }
 
-/// The predecessors of each node, with the edge label.
+/// The predecessors of each node (one entry per edge).
 struct Predecessors {
     offsets: Vec<usize>,
-    list: Vec<(u32, Label)>,
+    list: Vec<u32>,
 }
 
 impl Predecessors {
@@ -91,11 +91,11 @@ impl Predecessors {
             offsets[x + 1] += offsets[x];
         }
         let mut fill = offsets.clone();
-        let mut list = vec![(0, 0); offsets[n]];
+        let mut list = vec![0; offsets[n]];
         for x in 0..n as u32 {
             for (a, y) in p.graph.edges(x) {
                 if keep(a) {
-                    list[fill[y as usize]] = (x, a);
+                    list[fill[y as usize]] = x;
                     fill[y as usize] += 1;
                 }
             }
@@ -103,7 +103,7 @@ impl Predecessors {
         Predecessors { offsets, list }
     }
 
-    fn get(&self, x: u32) -> &[(u32, Label)] {
+    fn get(&self, x: u32) -> &[u32] {
         &self.list[self.offsets[x as usize]..self.offsets[x as usize + 1]]
     }
 }
@@ -327,7 +327,7 @@ pub(crate) fn refine(mut p: Partition, threads: Threads) -> Partition {
                 preds
                     .get(x)
                     .iter()
-                    .map(|&(q, _)| q)
+                    .copied()
                     .filter(|&q| !dirty_mark[q as usize]),
             );
         }
@@ -339,7 +339,7 @@ pub(crate) fn refine(mut p: Partition, threads: Threads) -> Partition {
             dirty.push(x);
             if let Some(tau_preds) = &tau_preds {
                 let bx = p.block[x as usize];
-                for &(q, _) in tau_preds.get(x) {
+                for &q in tau_preds.get(x) {
                     if !dirty_mark[q as usize] && p.block[q as usize] == bx {
                         stack.push(q);
                     }
