@@ -15,6 +15,7 @@
 
 mod annotations;
 mod infer;
+mod modules;
 mod toplevel;
 mod types;
 
@@ -25,6 +26,7 @@ use crate::csp::resolve::Program;
 use crate::csp::syntax::ast::Name;
 use crate::csp::syntax::parser::RawAnnotation;
 
+pub(crate) use modules::check_modules;
 use types::{Ty, Vars};
 
 type CResult<T> = Result<T, RawError>;
