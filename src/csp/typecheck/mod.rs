@@ -103,8 +103,8 @@ pub(crate) fn check(
             crate::csp::syntax::parser::AnnotationScope::Module => {}
         }
     }
-    for (i, d) in prog.top.defs.iter().enumerate().skip(user_defs) {
-        let _ = i;
+    // the prelude's definitions are not typed
+    for d in prog.top.defs.iter().skip(user_defs) {
         checker
             .globals
             .insert(d.name.clone(), Scheme::mono(Ty::Any));
