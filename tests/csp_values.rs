@@ -105,8 +105,8 @@ fn maps() {
          t11 = member((| 5 => 'c' |), Map(Int, Char))\n\
          t12 = (| 1 => 0 |) < (| 1 => 1 |) and not (m < m) and m <= m\n",
     );
-    let s = load("m = (| 2 => <1>, 1 => {} |)\n");
-    assert_eq!(shown(&s, "m"), "(| 1 => {}, 2 => <1> |)");
+    let s = load("m = (| 2 => <1>, 1 => <> |)\n");
+    assert_eq!(shown(&s, "m"), "(| 1 => <>, 2 => <1> |)");
     let s = load("m = (| 1 => 2 |)\nx = mapLookup(m, 3)\n");
     let e = s.value("x").expect_err("missing key");
     assert_eq!(e.kind, ErrorKind::Eval);

@@ -1,5 +1,6 @@
 //! The CSPm front end, in the stages of its pipeline (libcspm's phases): [`syntax`] (source
 //! map, tokens, lexer, parser, AST, printer), [`resolve`] (names, arity, free variables),
+//! [`typecheck`] (static types, as libcspm checks them; a script it rejects does not load),
 //! [`eval`] (the program's tables, the evaluator, values) and [`process`] (process terms,
 //! firing rules, networks and the system the engines explore). The paths of the modules
 //! before this split (`csp::parser`, `csp::value`, `csp::labels`, ...) are re-exported.

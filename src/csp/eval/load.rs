@@ -51,6 +51,7 @@ pub(super) fn finish_load(
     mut ctx: parser::ParseContext,
     decls: Vec<Decl>,
 ) -> Result<Script, CspError> {
+    let module_error = crate::csp::typecheck::check_modules(&decls).err();
     let decls = crate::csp::syntax::modules::flatten(decls);
     let decls = if ctx.has_timed {
         crate::csp::syntax::timed::lower(decls, &mut ctx.next_id)
@@ -66,6 +67,9 @@ pub(super) fn finish_load(
     let annotations = std::mem::take(&mut ctx.annotations);
     let sources = ctx.sources;
     let prog = resolve::check(&decls, &prelude).map_err(|e| e.resolve(&sources))?;
+    if let Some(e) = module_error {
+        return Err(e.resolve(&sources));
+    }
     // static types, as libcspm checks them after renaming: only a script without errors
     // of names is type checked
     if prog.errors.is_empty() && prog.assertions.iter().all(|a| a.error.is_none()) {

@@ -425,23 +425,62 @@ impl Checker<'_> {
     }
 
     fn prefix(&mut self, p: &PrefixExpr) -> CResult<Ty> {
-        self.expr(&p.event)?;
+        let tev = self.expr(&p.event)?;
+        // the fields of the channel, when the event is a channel's name and every field of
+        // the channel and of the prefix is a single value (no dotted value, which may fill
+        // several fields, and no datatype, which may take several)
+        let undotted = p.fields.iter().all(|f| match f {
+            Field::Output(e) => !matches!(e.kind, ExprKind::Dot(..)),
+            Field::Input(pat, _) | Field::NondetInput(pat, _) => {
+                !matches!(pat.kind, PatKind::Dot(_))
+            }
+        });
+        let chan_fields = self
+            .simple_channel_fields(&p.event, &tev)
+            .filter(|_| undotted);
+        let matched = chan_fields
+            .as_ref()
+            .filter(|fs| fs.len() == p.fields.len())
+            .cloned();
+        let mut values = Vec::new();
         let mut pushed = 0;
         let r = (|| {
-            for f in &p.fields {
+            for (i, f) in p.fields.iter().enumerate() {
                 match f {
                     Field::Output(e) => {
-                        self.expr(e)?;
+                        let t = self.expr(e)?;
+                        if let Some(fs) = &matched {
+                            self.expect(&fs[i], &t, e.span)?;
+                        }
+                        values.push(t);
                     }
                     Field::Input(pat, set) | Field::NondetInput(pat, set) => {
                         let mut binds = Vec::new();
                         let tp = self.pattern(pat, &mut binds)?;
+                        if let Some(fs) = &matched {
+                            self.expect(&fs[i], &tp, pat.span)?;
+                        }
                         if let Some(s) = set {
                             let ts = self.expr(s)?;
-                            self.expect(&Ty::Set(Box::new(tp)), &ts, s.span)?;
+                            self.expect(&Ty::Set(Box::new(tp.clone())), &ts, s.span)?;
                         }
+                        values.push(tp);
                         pushed += self.push_binds(binds);
                     }
+                }
+            }
+            if let (Some(fs), None) = (&chan_fields, &matched) {
+                if values.iter().all(|t| self.single_field(t)) {
+                    return Err(RawError::new(
+                        p.event.span,
+                        ErrorKind::Type,
+                        format!(
+                            "this prefix gives {} field(s) to a channel of {} field(s): it is \
+                             not an event",
+                            values.len(),
+                            fs.len()
+                        ),
+                    ));
                 }
             }
             self.process(&p.body)
@@ -449,6 +488,46 @@ impl Checker<'_> {
         self.pop(pushed);
         r?;
         Ok(Ty::Proc)
+    }
+
+    /// The field types of the channel `event` names (of type `t`), when each is of a type
+    /// whose values are single fields.
+    fn simple_channel_fields(&self, event: &Expr, t: &Ty) -> Option<Vec<Ty>> {
+        let ExprKind::Var(n) = &event.kind else {
+            return None;
+        };
+        if self.scope.iter().any(|(m, _)| m == n)
+            || !matches!(self.prog.globals.get(n), Some(GlobalKind::Chan(_)))
+        {
+            return None;
+        }
+        let mut fields = Vec::new();
+        let mut t = self.vars.resolve(t);
+        while let Ty::Dotable(a, r) = t {
+            if !self.single_field(&a) {
+                return None;
+            }
+            fields.push(*a);
+            t = *r;
+        }
+        (t == Ty::Event).then_some(fields)
+    }
+
+    /// Whether the values of type `t` are certainly single fields of an event (not dotted
+    /// values or datatype values, which may fill or take several).
+    fn single_field(&self, t: &Ty) -> bool {
+        matches!(
+            self.vars.resolve(t),
+            Ty::Int
+                | Ty::Bool
+                | Ty::Char
+                | Ty::Proc
+                | Ty::Seq(_)
+                | Ty::Set(_)
+                | Ty::Tuple(_)
+                | Ty::Map(..)
+                | Ty::Fun(..)
+        )
     }
 
     /// Binds the generators of `stmts` (pushing their variables) and checks the qualifiers;

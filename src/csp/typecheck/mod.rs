@@ -15,6 +15,7 @@
 
 mod annotations;
 mod infer;
+mod modules;
 mod toplevel;
 mod types;
 
@@ -25,6 +26,7 @@ use crate::csp::resolve::Program;
 use crate::csp::syntax::ast::Name;
 use crate::csp::syntax::parser::RawAnnotation;
 
+pub(crate) use modules::check_modules;
 use types::{Ty, Vars};
 
 type CResult<T> = Result<T, RawError>;
@@ -101,8 +103,8 @@ pub(crate) fn check(
             crate::csp::syntax::parser::AnnotationScope::Module => {}
         }
     }
-    for (i, d) in prog.top.defs.iter().enumerate().skip(user_defs) {
-        let _ = i;
+    // the prelude's definitions are not typed
+    for d in prog.top.defs.iter().skip(user_defs) {
         checker
             .globals
             .insert(d.name.clone(), Scheme::mono(Ty::Any));

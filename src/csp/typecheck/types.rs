@@ -195,8 +195,9 @@ impl Vars {
         }
     }
 
-    /// Requires `t` to be an instance of class `c`. Only what is certain is refused: a
-    /// process is not comparable, and a rigid variable has only its declared classes.
+    /// Requires `t` to be an instance of class `c`. Only what is certain is refused:
+    /// processes and functions are not comparable, and a rigid variable has only its
+    /// declared classes.
     pub(super) fn require(&mut self, c: Class, t: &Ty) -> Result<(), Mismatch> {
         match self.shallow(t) {
             Ty::Var(v) => {
@@ -217,6 +218,10 @@ impl Vars {
             }
             Ty::Proc if matches!(c, Class::Eq | Class::Ord) => {
                 Err(Mismatch::NoInstance(c, Ty::Proc))
+            }
+            // functions cannot be compared
+            Ty::Fun(..) if matches!(c, Class::Eq | Class::Ord) => {
+                Err(Mismatch::NoInstance(c, self.resolve(t)))
             }
             Ty::Seq(a) | Ty::Set(a) if matches!(c, Class::Eq | Class::Ord) => self.require(c, &a),
             Ty::Tuple(ts) if matches!(c, Class::Eq | Class::Ord) => {
