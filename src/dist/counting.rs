@@ -15,10 +15,12 @@ use std::time::Instant;
 use timely::worker::Worker;
 
 use super::rounds::Rounds;
-use super::search::{all_gather, join, owner_of, split, stop_code, stop_reason};
+use super::search::{
+    all_gather, finished_stats, join, owner_of, report_level, split, stop_code, stop_reason,
+};
 use super::{DistExploration, DistOptions};
 use crate::explore::compact::{pack, unpack, CompactSet};
-use crate::explore::{ExploreStats, LevelReport, StopReason, StopSignal};
+use crate::explore::{ExploreStats, StopReason, StopSignal};
 use crate::ts::TransitionSystem;
 
 /// States expanded between two looks at the channels (and at the stop signal).
@@ -104,16 +106,7 @@ pub(super) fn run_worker<T: TransitionSystem>(
         }
         let room = max_states.saturating_sub(level_end);
         level_end += new_states.min(room);
-        if me == 0 {
-            if let Some(report) = &opts.on_level {
-                report(&LevelReport {
-                    level: levels,
-                    states: level_end,
-                    transitions: all_transitions,
-                    seconds: start.elapsed().as_secs_f64(),
-                });
-            }
-        }
+        report_level(opts, me, levels, level_end, all_transitions, start);
         if new_states > room {
             stopped = Some(StopReason::StateLimit);
             break;
@@ -129,22 +122,20 @@ pub(super) fn run_worker<T: TransitionSystem>(
     let gathered = all_gather(&mut counts, worker, &[me as u32, d_lo, d_hi, b_lo, b_hi]);
     let deadlocks: u64 = gathered.iter().map(|r| join(r[1], r[2])).sum();
     let bytes: u64 = gathered.iter().map(|r| join(r[3], r[4])).sum();
-    let seconds = start.elapsed().as_secs_f64();
     DistExploration {
         stats: ExploreStats {
-            states: level_end,
-            transitions: all_transitions,
-            deadlocks,
-            levels,
-            seconds,
-            states_per_second: level_end as f64 / seconds.max(1e-9),
-            threads: peers,
-            complete: stopped.is_none(),
-            stopped,
             storage: Some("compact"),
             visited_bytes: Some(bytes),
             bytes_per_state: Some(bytes as f64 / level_end.max(1) as f64),
-            ..Default::default()
+            ..finished_stats(
+                level_end,
+                all_transitions,
+                deadlocks,
+                levels,
+                start,
+                peers,
+                stopped,
+            )
         },
         first_deadlock: None,
         deadlock_trace: None,

@@ -318,16 +318,7 @@ pub(super) fn run_worker<T: TransitionSystem>(
         owned.candidates.clear();
         level_start = level_end;
         level_end += total.min(room);
-        if me == 0 {
-            if let Some(report) = &opts.on_level {
-                report(&LevelReport {
-                    level: levels,
-                    states: level_end,
-                    transitions: all_transitions,
-                    seconds: start.elapsed().as_secs_f64(),
-                });
-            }
-        }
+        report_level(opts, me, levels, level_end, all_transitions, start);
         if total > room {
             stopped = Some(StopReason::StateLimit);
             break;
@@ -361,26 +352,68 @@ pub(super) fn run_worker<T: TransitionSystem>(
             }
         }
     }
-    let seconds = start.elapsed().as_secs_f64();
     Ok(DistExploration {
-        stats: ExploreStats {
-            states: level_end,
-            transitions: all_transitions,
+        stats: finished_stats(
+            level_end,
+            all_transitions,
             deadlocks,
             levels,
-            seconds,
-            states_per_second: level_end as f64 / seconds.max(1e-9),
-            threads: peers,
-            complete: stopped.is_none(),
+            start,
+            peers,
             stopped,
-            ..Default::default()
-        },
+        ),
         first_deadlock: first_deadlock.map(CanonicalId),
         deadlock_trace,
         states,
         processes: 1,
         workers: 1,
     })
+}
+
+/// Tells the level observer of `opts` that a level ended (on the first worker only).
+pub(super) fn report_level(
+    opts: &DistOptions,
+    me: usize,
+    level: u32,
+    states: u64,
+    transitions: u64,
+    start: Instant,
+) {
+    if me == 0 {
+        if let Some(report) = &opts.on_level {
+            report(&LevelReport {
+                level,
+                states,
+                transitions,
+                seconds: start.elapsed().as_secs_f64(),
+            });
+        }
+    }
+}
+
+/// The statistics of a run that ended (`peers`: the workers of all processes).
+pub(super) fn finished_stats(
+    states: u64,
+    transitions: u64,
+    deadlocks: u64,
+    levels: u32,
+    start: Instant,
+    peers: usize,
+    stopped: Option<StopReason>,
+) -> ExploreStats {
+    let seconds = start.elapsed().as_secs_f64();
+    ExploreStats {
+        states,
+        transitions,
+        deadlocks,
+        levels,
+        seconds,
+        states_per_second: states as f64 / seconds.max(1e-9),
+        threads: peers,
+        complete: stopped.is_none(),
+        stopped,
+        ..Default::default()
+    }
 }
 
 /// The label names of the least path to the state with id `target`: its owner's parent

@@ -424,9 +424,9 @@ pub struct SystemOptions {
     /// Told after each level of the product.
     pub on_level: Option<LevelObserver>,
     /// Search the product in compact storage first where the implementation has a canonical
-    /// encoding of at most two words: a check that holds
-    /// then keeps about a dozen bytes per pair; one that fails is searched again, indexed,
-    /// for its counterexample (see `refine/compact.rs`).
+    /// encoding of at most two words: a check that holds then keeps about a dozen bytes per
+    /// pair; one that fails is searched again, indexed, for its counterexample (see
+    /// `refine/compact.rs`).
     pub compact: bool,
 }
 
