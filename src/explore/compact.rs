@@ -12,7 +12,7 @@
 //! table's size. Within a shard, linear probing from a position chosen by the hash's low
 //! bits (scaled to the shard's size, which need not be a power of two). A slot holds the key
 //! itself; 0 marks an empty slot, so the key 0 (the initial state of every CSPm network) is
-//! kept aside in [`CompactSet::zero`].
+//! kept aside in a flag of the set.
 //!
 //! # Concurrency
 //!
@@ -288,19 +288,22 @@ impl Visited<u64> for CompactVisited {
     }
 }
 
-/// A system driven through its canonical encoding packed into a `u64` (one or two words).
-pub struct Encoded<'a, T> {
+/// A system whose states are its canonical encodings packed into a `u64` (one or two words):
+/// an engine that stores these keys makes the system keep no state of its own (a CSPm network
+/// computes successors on encodings, [`TransitionSystem::for_each_encoded_successor`]).
+pub struct Packed<'a, T> {
     ts: &'a T,
     width: usize,
+    /// Every key is below `2^bits`.
+    bits: u32,
 }
 
-impl<'a, T: TransitionSystem> Encoded<'a, T> {
-    /// `ts` driven by encodings, if they take at most two words.
-    pub fn new(ts: &'a T) -> Option<Encoded<'a, T>> {
-        match ts.encoded_width() {
-            Ok(width @ 1..=2) => Some(Encoded { ts, width }),
-            _ => None,
-        }
+impl<'a, T: TransitionSystem> Packed<'a, T> {
+    /// `ts` with packed encodings as states, if they take at most two words.
+    pub fn new(ts: &'a T) -> Option<Packed<'a, T>> {
+        let width = ts.encoded_width().ok().filter(|w| (1..=2).contains(w))?;
+        let bits = ts.encoded_bits().ok()?.min(64);
+        Some(Packed { ts, width, bits })
     }
 
     /// Words of the system's encoding.
@@ -308,34 +311,37 @@ impl<'a, T: TransitionSystem> Encoded<'a, T> {
         self.width
     }
 
-    /// The packed encoding of `state`.
-    pub fn key(&self, state: &T::State) -> u64 {
-        let mut words = [0u32; 2];
-        self.ts.encode_state(state, &mut words[..self.width]);
-        pack(&words[..self.width])
+    /// Every key is below `2^bits()`.
+    pub fn bits(&self) -> u32 {
+        self.bits
     }
 }
 
-impl<T: TransitionSystem> super::engine::Driven for Encoded<'_, T> {
+impl<T: TransitionSystem> TransitionSystem for Packed<'_, T> {
     type State = u64;
-    type Witness = std::convert::Infallible;
 
     fn initial_state(&self) -> u64 {
-        self.key(&self.ts.initial_state())
+        let mut words = [0u32; 2];
+        self.ts
+            .encode_state(&self.ts.initial_state(), &mut words[..self.width]);
+        pack(&words[..self.width])
     }
 
     #[inline]
-    fn expand(
-        &self,
-        state: &u64,
-        emit: &mut dyn FnMut(Label, u64),
-    ) -> Option<super::engine::Found<Self::Witness>> {
+    fn for_each_successor(&self, state: &u64, emit: &mut dyn FnMut(Label, u64)) {
         let words = unpack(*state);
         self.ts
             .for_each_encoded_successor(&words[..self.width], &mut |label, target| {
                 emit(label, pack(target))
             });
-        None
+    }
+
+    fn label_name(&self, label: Label) -> String {
+        self.ts.label_name(label)
+    }
+
+    fn state_key(&self, state: &u64) -> Option<u64> {
+        Some(*state)
     }
 }
 

@@ -238,7 +238,7 @@ pub fn count_states_with<T: TransitionSystem>(
     persistence: &Persistence,
 ) -> Result<ExploreStats, ExploreError> {
     let engine = Engine::new(opts.threads)?;
-    let Some(encoded) = compact::Encoded::new(ts) else {
+    let Some(packed) = compact::Packed::new(ts) else {
         if persistence.checkpoint.is_some() || persistence.resume.is_some() {
             let why = match ts.encoded_width() {
                 Err(e) => e.0,
@@ -250,7 +250,7 @@ pub fn count_states_with<T: TransitionSystem>(
         stats.storage = Some("indexed");
         return Ok(stats);
     };
-    let width = encoded.width() as u32;
+    let width = packed.width() as u32;
     let visited = compact::CompactVisited::new();
     let resume = match &persistence.resume {
         None => None,
@@ -306,7 +306,7 @@ pub fn count_states_with<T: TransitionSystem>(
         }
     };
     let run = engine.resume(
-        &encoded,
+        &Plain(&packed),
         &visited,
         &run_opts,
         stop,

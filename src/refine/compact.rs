@@ -1,8 +1,9 @@
 //! The product search of a check kept in compact storage: each pair `(normal-form node,
 //! implementation state)` is one `u64`, the implementation's canonical encoding
-//! ([`TransitionSystem::encoded_bits`]) with the node's number in the bits above it, held in
-//! the explorer's [`CompactSet`]; no ids, no parents, only the level being expanded
-//! ([`RunOptions::frontier_only`]). A check that holds then costs about what a count-only
+//! ([`crate::ts::TransitionSystem::encoded_bits`]) with the node's number in the bits above
+//! it, held in the explorer's [`CompactSet`] (the implementation is driven as a
+//! [`crate::explore::compact::Packed`] system); no ids, no parents, only the level being
+//! expanded ([`RunOptions::frontier_only`]). A check that holds then costs about what a count-only
 //! exploration of the implementation costs (a dozen bytes per pair), where the indexed search
 //! keeps a number, a parent and an antichain entry per pair.
 //!
@@ -13,68 +14,16 @@
 //! rerun indexed, stopping at that level, for the canonical shortest counterexample.
 //!
 //! Divergences are found as in the indexed search, remembered by encoding
-//! ([`TransitionSystem::state_key`]).
+//! ([`crate::ts::TransitionSystem::state_key`]).
 
 #![forbid(unsafe_code)]
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::explore::compact::{pack, unpack, CompactSet};
+use crate::explore::compact::CompactSet;
 use crate::explore::{
     Engine, LevelWriter, Offer, ProvisionalId, Run, RunOptions, StopSignal, Visited,
 };
-use crate::ts::{Label, TransitionSystem};
-
-/// An implementation driven through its canonical encoding packed into a `u64` (at most two
-/// words): the states the product holds are then encodings, and a CSPm network computes their
-/// successors without numbering them.
-pub(crate) struct EncodedImpl<'a, I> {
-    imp: &'a I,
-    width: usize,
-    /// Every packed encoding is below `2^bits`.
-    bits: u32,
-}
-
-impl<'a, I: TransitionSystem> EncodedImpl<'a, I> {
-    /// `imp` driven by packed encodings, if it has an encoding of at most two words.
-    pub(crate) fn new(imp: &'a I) -> Option<Self> {
-        let width = imp.encoded_width().ok().filter(|w| (1..=2).contains(w))?;
-        let bits = imp.encoded_bits().ok()?.min(64);
-        Some(EncodedImpl { imp, width, bits })
-    }
-
-    /// Every packed encoding is below `2^bits()`.
-    pub(crate) fn bits(&self) -> u32 {
-        self.bits
-    }
-}
-
-impl<I: TransitionSystem> TransitionSystem for EncodedImpl<'_, I> {
-    type State = u64;
-
-    fn initial_state(&self) -> u64 {
-        let mut words = [0u32; 2];
-        self.imp
-            .encode_state(&self.imp.initial_state(), &mut words[..self.width]);
-        pack(&words[..self.width])
-    }
-
-    fn for_each_successor(&self, state: &u64, emit: &mut dyn FnMut(Label, u64)) {
-        let words = unpack(*state);
-        self.imp
-            .for_each_encoded_successor(&words[..self.width], &mut |label, target| {
-                emit(label, pack(target))
-            });
-    }
-
-    fn label_name(&self, label: Label) -> String {
-        self.imp.label_name(label)
-    }
-
-    fn state_key(&self, state: &u64) -> Option<u64> {
-        Some(*state)
-    }
-}
 
 /// The visited pairs of a compact product search: exact pairs packed into one `u64` each.
 pub(crate) struct PackedPairs {
@@ -143,7 +92,7 @@ impl Visited<(u32, u64)> for PackedPairs {
 /// A frontier-only run of a product over packed encodings.
 pub(crate) type PairRun<W> = Run<(u32, u64), W>;
 
-/// Runs `product` (over an [`EncodedImpl`] of `bits` bits) frontier-only with packed exact
+/// Runs `product` (over a [`crate::explore::compact::Packed`] implementation of `bits` bits) frontier-only with packed exact
 /// pairs; returns the run (its witness, if any, has no usable id) and the bytes of the visited
 /// set, or `None` when a node's number did not fit beside the encodings (nothing decided).
 pub(crate) fn search<D>(

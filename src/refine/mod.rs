@@ -473,7 +473,7 @@ pub fn check_system<I: TransitionSystem>(
         on_level: system_opts.on_level.clone(),
         ..Default::default()
     };
-    let encoded = compact::EncodedImpl::new(imp).filter(|_| system_opts.compact);
+    let encoded = crate::explore::compact::Packed::new(imp).filter(|_| system_opts.compact);
     if let Some(encoded) = encoded {
         let product = Product::new(&nf, &events, &encoded, model, stop);
         match compact::search(engine, &product, encoded.bits(), &run_opts, stop) {
