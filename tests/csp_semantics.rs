@@ -244,6 +244,17 @@ fn recursion_through_renaming_is_finite() {
 }
 
 #[test]
+fn nested_renamings_are_merged_by_the_oracle_too() {
+    // Found by `csp_semantics_props` in CI: after the link fires, `P1`'s renaming is applied
+    // twice; weft merges `R` composed with `R` into `R` (the same state as before), and the
+    // oracle must count states the same way: 25 states, 41 transitions.
+    let src = "channel a, b, c\nchannel d : {0..1}\n\
+               P0 = ((d?x -> c -> SKIP) [> (STOP)) [d.0 <-> b] ((d.0 -> P1) |~| (STOP))\n\
+               P1 = (c -> (b -> P1)) [[a <- a, a <- c]]\n";
+    assert_eq!(counts(src, "P0"), (25, 41));
+}
+
+#[test]
 fn unguarded_recursion_is_an_error() {
     let script = script_of(&format!(
         "{AB}P(n) = a -> Q(n)\nQ(n) = R(n) [] b -> STOP\nR(n) = Q(n) |~| STOP"

@@ -59,6 +59,49 @@ fn hide(p: Proc, a: &weft::csp::EventSet) -> Proc {
     proc(ProcNode::Hide(p, a.clone()))
 }
 
+/// `p [[rel]]`, nested renamings merged as weft merges them: `(P [[R1]]) [[R2]]` is
+/// `P [[R]]` where `R` relates each event of `P` to what `R1` then `R2` make of it (an event
+/// outside a relation's domain passes unchanged), as a sorted set of pairs. Relations over
+/// events that are not enumerated are left nested.
+fn rename(p: Proc, rel: &weft::csp::EventRelation) -> Proc {
+    let enumerated = |r: &[(Value, Value)]| !r.iter().any(|(a, _)| matches!(a, Value::Infinite(_)));
+    if let ProcNode::Rename(q, inner) = p.node() {
+        if enumerated(inner) && enumerated(rel) {
+            let mut pairs = BTreeSet::new();
+            let in_domain = |r: &[(Value, Value)], e: &Value| r.iter().any(|(a, _)| a == e);
+            // every event `P` may perform that either relation mentions
+            let events: BTreeSet<&Value> = inner
+                .iter()
+                .map(|(a, _)| a)
+                .chain(rel.iter().map(|(a, _)| a))
+                .collect();
+            for e in events {
+                let middle: Vec<&Value> = if in_domain(inner, e) {
+                    inner
+                        .iter()
+                        .filter(|(a, _)| a == e)
+                        .map(|(_, b)| b)
+                        .collect()
+                } else {
+                    vec![e]
+                };
+                for m in middle {
+                    if in_domain(rel, m) {
+                        for (_, c) in rel.iter().filter(|(a, _)| a == m) {
+                            pairs.insert((e.clone(), c.clone()));
+                        }
+                    } else {
+                        pairs.insert((e.clone(), m.clone()));
+                    }
+                }
+            }
+            let composed: Vec<(Value, Value)> = pairs.into_iter().collect();
+            return proc(ProcNode::Rename(q.clone(), composed.into()));
+        }
+    }
+    proc(ProcNode::Rename(p, rel.clone()))
+}
+
 /// An operand of a parallel operator that has terminated (Ω): it has no moves, and lets the
 /// parallel terminate once every operand is Ω. (An empty internal choice, which no script
 /// makes.)
@@ -182,7 +225,7 @@ impl<'a> Oracle<'a> {
             }
             ProcNode::Seq(l, r) => proc(ProcNode::Seq(self.norm(l, stack)?, r.clone())),
             ProcNode::Hide(q, a) => hide(self.norm(q, stack)?, a),
-            ProcNode::Rename(q, rel) => proc(ProcNode::Rename(self.norm(q, stack)?, rel.clone())),
+            ProcNode::Rename(q, rel) => rename(self.norm(q, stack)?, rel),
             ProcNode::Compressed(..) => p.clone(),
             ProcNode::Link(l, rel, r) => proc(ProcNode::Link(
                 self.norm(l, stack)?,
@@ -332,7 +375,7 @@ impl<'a> Oracle<'a> {
             }
             ProcNode::Rename(q, rel) => {
                 for (e, s) in self.moves(q)? {
-                    let next = || P(proc(ProcNode::Rename(p_of(&s), rel.clone())));
+                    let next = || P(rename(p_of(&s), rel));
                     match e {
                         Ev::Tick => out.push((e, Omega)),
                         Ev::Tau => out.push((e, next())),
