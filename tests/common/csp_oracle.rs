@@ -32,6 +32,11 @@ pub struct Oracle<'a> {
     /// Set when a compressed process (`normal(P)`, ...) is met: the oracle does not compress,
     /// so it gives no LTS to compare (compressions are tested in `compress_props.rs`).
     pub met_compression: std::cell::Cell<bool>,
+    /// Set when two nested renamings were merged into one. weft merges them too, but where
+    /// it keeps the outer renaming as a network node and the inner one in a leaf the two
+    /// count the merged states differently: the LTSs are then compared up to bisimilarity
+    /// only, not by their numbers of states and transitions.
+    pub met_nested_renaming: std::cell::Cell<bool>,
 }
 
 fn proc(n: ProcNode) -> Proc {
@@ -59,11 +64,11 @@ fn hide(p: Proc, a: &weft::csp::EventSet) -> Proc {
     proc(ProcNode::Hide(p, a.clone()))
 }
 
-/// `p [[rel]]`, nested renamings merged as weft merges them: `(P [[R1]]) [[R2]]` is
-/// `P [[R]]` where `R` relates each event of `P` to what `R1` then `R2` make of it (an event
-/// outside a relation's domain passes unchanged), as a sorted set of pairs. Relations over
-/// events that are not enumerated are left nested.
-fn rename(p: Proc, rel: &weft::csp::EventRelation) -> Proc {
+/// `p [[rel]]`, nested renamings merged: `(P [[R1]]) [[R2]]` is `P [[R]]` where `R` relates
+/// each event of `P` to what `R1` then `R2` make of it (an event outside a relation's domain
+/// passes unchanged), as a sorted set of pairs, so that a recursion through renaming stays
+/// finite. Relations over events that are not enumerated are left nested.
+fn rename(p: Proc, rel: &weft::csp::EventRelation, merged: &std::cell::Cell<bool>) -> Proc {
     let enumerated = |r: &[(Value, Value)]| !r.iter().any(|(a, _)| matches!(a, Value::Infinite(_)));
     if let ProcNode::Rename(q, inner) = p.node() {
         if enumerated(inner) && enumerated(rel) {
@@ -96,6 +101,7 @@ fn rename(p: Proc, rel: &weft::csp::EventRelation) -> Proc {
                 }
             }
             let composed: Vec<(Value, Value)> = pairs.into_iter().collect();
+            merged.set(true);
             return proc(ProcNode::Rename(q.clone(), composed.into()));
         }
     }
@@ -225,7 +231,9 @@ impl<'a> Oracle<'a> {
             }
             ProcNode::Seq(l, r) => proc(ProcNode::Seq(self.norm(l, stack)?, r.clone())),
             ProcNode::Hide(q, a) => hide(self.norm(q, stack)?, a),
-            ProcNode::Rename(q, rel) => rename(self.norm(q, stack)?, rel),
+            ProcNode::Rename(q, rel) => {
+                rename(self.norm(q, stack)?, rel, &self.met_nested_renaming)
+            }
             ProcNode::Compressed(..) => p.clone(),
             ProcNode::Link(l, rel, r) => proc(ProcNode::Link(
                 self.norm(l, stack)?,
@@ -375,7 +383,7 @@ impl<'a> Oracle<'a> {
             }
             ProcNode::Rename(q, rel) => {
                 for (e, s) in self.moves(q)? {
-                    let next = || P(rename(p_of(&s), rel));
+                    let next = || P(rename(p_of(&s), rel, &self.met_nested_renaming));
                     match e {
                         Ev::Tick => out.push((e, Omega)),
                         Ev::Tau => out.push((e, next())),
@@ -785,8 +793,11 @@ pub fn compare_within(script: &Arc<Script>, p: &Proc, what: &str, limit: usize) 
     let oracle = Oracle {
         script,
         met_compression: Default::default(),
-    }
-    .explore(p, limit);
+        met_nested_renaming: Default::default(),
+    };
+    let oracle_lts = oracle.explore(p, limit);
+    let counted = !oracle.met_nested_renaming.get();
+    let oracle = oracle_lts;
     if matches!(oracle, Ok(None)) {
         return false;
     }
@@ -795,12 +806,14 @@ pub fn compare_within(script: &Arc<Script>, p: &Proc, what: &str, limit: usize) 
         match (&oracle, sys) {
             (Ok(None), _) | (_, Ok(None)) => return false,
             (Ok(Some(o)), Ok(Some(s))) => {
-                assert_eq!(s.states, o.states, "{what}: states ({threads} threads)");
-                assert_eq!(
-                    s.transitions.len(),
-                    o.transitions.len(),
-                    "{what}: transitions ({threads} threads)"
-                );
+                if counted {
+                    assert_eq!(s.states, o.states, "{what}: states ({threads} threads)");
+                    assert_eq!(
+                        s.transitions.len(),
+                        o.transitions.len(),
+                        "{what}: transitions ({threads} threads)"
+                    );
+                }
                 assert!(
                     bisimilar(&s, o),
                     "{what}: not bisimilar ({threads} threads)"
