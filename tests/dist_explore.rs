@@ -1,6 +1,8 @@
 //! Distributed exploration (`src/dist/`, `weft explore --processes N`): the same states,
 //! transitions, deadlocks, levels, canonical ids and shortest deadlock trace as the threaded
 //! explorer; real runs of 2 and 3 `weft` processes on localhost; bad options refused.
+//! Distributed checks (`weft check` and `weft refines --processes N`): the same verdicts,
+//! counts and counterexamples as one process.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -192,12 +194,30 @@ fn weft_distributed(
     workers: usize,
     extra: &[&str],
 ) -> (Value, i32) {
+    weft_distributed_command(
+        "explore",
+        &[model.to_str().unwrap()],
+        processes,
+        workers,
+        extra,
+    )
+}
+
+/// [`weft_distributed`] for any command (`explore`, `check`, `refines`) and its arguments.
+fn weft_distributed_command(
+    command: &str,
+    command_args: &[&str],
+    processes: usize,
+    workers: usize,
+    extra: &[&str],
+) -> (Value, i32) {
+    let model = Path::new(command_args[0]);
     let hosts = hostfile(processes);
     let mut children: Vec<_> = (0..processes)
         .map(|i| {
             Command::new(WEFT)
-                .arg("explore")
-                .arg(model)
+                .arg(command)
+                .args(command_args)
                 .arg("--json")
                 .args(["--processes", &processes.to_string()])
                 .args(["--process-index", &i.to_string()])
@@ -430,4 +450,135 @@ fn a_lost_process_ends_the_others_with_an_error_not_a_panic() {
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("weft: error:"), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+/// `weft check FILE --json` (or `weft refines ...`) in one process with 2 threads.
+fn weft_json(command: &str, args: &[&str]) -> (Value, i32) {
+    let out = Command::new(WEFT)
+        .arg(command)
+        .args(args)
+        .args(["--json", "--threads", "2"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let value = serde_json::from_str(text.trim())
+        .unwrap_or_else(|e| panic!("{args:?}: not JSON ({e}): {text}"));
+    (value, out.status.code().unwrap_or(-1))
+}
+
+/// `value` without its timings, thread counts and memory figures (which differ between runs).
+fn without_timings(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter(|(k, _)| {
+                    !(["seconds", "threads", "peak_memory"].contains(&k.as_str())
+                        || k.contains("bytes")
+                        || k.contains("per_second"))
+                })
+                .map(|(k, v)| (k.clone(), without_timings(v)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(without_timings).collect()),
+        other => other.clone(),
+    }
+}
+
+#[test]
+fn distributed_checks_give_the_single_process_verdicts_counts_and_counterexamples() {
+    let scripts = [
+        "examples/bounded_buffer.csp",
+        "examples/alternating_bit.csp",
+        "examples/mutual_exclusion.csp",
+        "examples/compression_pipeline.csp",
+        "tests/cases/should_pass/compact_wide_encoding.csp",
+        "tests/cases/should_pass/divergence.csp",
+        "tests/cases/should_pass/real_buffers.csp",
+    ];
+    let mut searched_compactly = 0;
+    let mut failing = 0;
+    for script in scripts {
+        let path = root().join(script);
+        let path = path.to_str().unwrap();
+        let (single, code) = weft_json("check", &[path]);
+        for (processes, workers) in [(2, 1), (3, 2)] {
+            let (run, run_code) =
+                weft_distributed_command("check", &[path], processes, workers, &[]);
+            assert_eq!(
+                run_code, code,
+                "{script}: exit code with {processes} processes"
+            );
+            assert_eq!(
+                without_timings(&run),
+                without_timings(&single),
+                "{script}: {processes} processes of {workers} workers"
+            );
+        }
+        for a in single["assertions"].as_array().unwrap() {
+            searched_compactly += a["visited_bytes"].is_number() as usize;
+            failing += (a["holds"] == false) as usize;
+        }
+    }
+    assert!(
+        searched_compactly >= 12,
+        "{searched_compactly} searches shared"
+    );
+    assert!(failing >= 5, "{failing} failing assertions");
+}
+
+/// A distributed refinement check keeps exact pairs (no antichain): its figures are those of
+/// one process's `--no-antichain` check of `.aut` files, and of its compact on-the-fly check
+/// of a CSPm process (exact pairs too).
+#[test]
+fn distributed_refines_gives_the_single_process_result() {
+    let spec = root().join("tests/corpus/aut/generated/linearizability/treiberStack_spec.aut");
+    let imp = root().join("tests/corpus/aut/generated/linearizability/treiberStack_impl.aut.gz");
+    let buffers = root().join("examples/bounded_buffer.csp");
+    let cases = [
+        vec![
+            spec.to_str().unwrap().to_string(),
+            imp.to_str().unwrap().to_string(),
+            "--model".into(),
+            "failures-divergences".into(),
+            "--no-antichain".into(),
+        ],
+        vec![
+            format!("{}:CHAIN(3)", buffers.display()),
+            format!("{}:BUSY", buffers.display()),
+            "--model".into(),
+            "failures".into(),
+        ],
+    ];
+    for case in cases {
+        let args: Vec<&str> = case.iter().map(String::as_str).collect();
+        let (single, code) = weft_json("refines", &args);
+        let (two, two_code) = weft_distributed_command("refines", &args, 2, 1, &[]);
+        assert_eq!(two_code, code, "{args:?}");
+        assert_eq!(without_timings(&two), without_timings(&single), "{args:?}");
+    }
+}
+
+#[test]
+fn a_distributed_check_without_its_peers_fails_fast_with_an_error() {
+    let hosts = hostfile(2);
+    let script = root().join("examples/bounded_buffer.csp");
+    let start = Instant::now();
+    let (code, stderr) = weft(&[
+        "check",
+        script.to_str().unwrap(),
+        "--processes",
+        "2",
+        "--hostfile",
+        hosts.to_str().unwrap(),
+        "--connect-timeout",
+        "1s",
+    ]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("did not connect"), "{stderr}");
+    // The first search waits for the time-out; the others fail at once.
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        start.elapsed()
+    );
 }

@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 use anyhow::Result;
 use clap::Args;
 
+use super::distributed::{connector, DistArgs};
 use super::limits::SearchArgs;
 use super::progress::LevelProgress;
 use super::refines::{angle, braces, explain_violation};
@@ -36,6 +37,8 @@ pub struct CheckArgs {
     /// compactly, and searches again only when it fails).
     #[arg(long)]
     pub no_compact: bool,
+    #[command(flatten)]
+    dist: DistArgs,
 }
 
 /// Runs `weft check`; returns the exit code.
@@ -59,44 +62,58 @@ pub fn run(args: &CheckArgs) -> Result<i32> {
         eprintln!("{}", weft::diag::render(e, weft::diag::use_color()));
     }
     let unused_errors = script.errors().len();
+    // A distributed run: every process runs every assertion; the searches of refinements
+    // are shared among the processes, and process 0 prints the results.
+    let cluster = args.dist.cluster(&args.search)?;
+    let prints = cluster.as_ref().is_none_or(|c| c.process == 0);
+    let threads = match &cluster {
+        Some(c) => weft::threads::Threads::new(c.workers)?,
+        None => args.search.threads(),
+    };
+    let distributed = cluster.map(|c| connector(c, args.dist.connect_timeout));
     // The progress line, and whether it counts product pairs.
     let line: Arc<Mutex<Option<(LevelProgress, &str)>>> = Arc::new(Mutex::new(None));
     let progress_line = line.clone();
     let opts = VerifyOptions {
-        threads: args.search.threads(),
+        threads,
         max_states: args.search.max_states,
         max_memory: args.search.max_memory(),
         timeout: args.search.timeout,
         compact: !args.no_compact,
-        progress: Some(Arc::new(move |p: Progress<'_>| {
-            let mut line = progress_line.lock().unwrap_or_else(|e| e.into_inner());
-            match p {
-                Progress::Exploring(process) => {
-                    *line = LevelProgress::start(&format!("exploring {}", head(process, 60)))
-                        .map(|l| (l, "states"));
-                }
-                Progress::Checking(assertion) => {
-                    *line = LevelProgress::start(&format!("checking {}", head(assertion, 60)))
-                        .map(|l| (l, "pairs"));
-                }
-                Progress::Level(report) => {
-                    if let Some((l, noun)) = line.as_ref() {
-                        l.update(&report, noun);
+        distributed,
+        progress: prints.then(|| -> weft::verify::ProgressObserver {
+            Arc::new(move |p: Progress<'_>| {
+                let mut line = progress_line.lock().unwrap_or_else(|e| e.into_inner());
+                match p {
+                    Progress::Exploring(process) => {
+                        *line = LevelProgress::start(&format!("exploring {}", head(process, 60)))
+                            .map(|l| (l, "states"));
+                    }
+                    Progress::Checking(assertion) => {
+                        *line = LevelProgress::start(&format!("checking {}", head(assertion, 60)))
+                            .map(|l| (l, "pairs"));
+                    }
+                    Progress::Level(report) => {
+                        if let Some((l, noun)) = line.as_ref() {
+                            l.update(&report, noun);
+                        }
+                    }
+                    Progress::Explored => {
+                        if let Some((l, _)) = line.take() {
+                            l.finish();
+                        }
                     }
                 }
-                Progress::Explored => {
-                    if let Some((l, _)) = line.take() {
-                        l.finish();
-                    }
-                }
-            }
-        })),
+            })
+        }),
     };
     let mut run = AssertionRun::new(script.clone(), opts);
     let results = run.run_all(|r| {
-        report_diagnostics(r);
-        if !args.json {
-            print!("{}", render_text(r));
+        if prints {
+            report_diagnostics(r);
+            if !args.json {
+                print!("{}", render_text(r));
+            }
         }
     });
     let summary = Summary::of(&results);
@@ -108,7 +125,8 @@ pub fn run(args: &CheckArgs) -> Result<i32> {
             if unused_errors == 1 { "" } else { "s" }
         )
     };
-    if args.json {
+    if !prints {
+    } else if args.json {
         let assertions: Vec<_> = results.iter().map(result_json).collect();
         let errors: Vec<_> = script
             .errors()

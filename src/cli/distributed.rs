@@ -111,6 +111,32 @@ pub(crate) fn explore<T: TransitionSystem + Send + 'static>(
     Ok(result?)
 }
 
+/// The connector of the distributed searches of `weft check` and `weft refines`: each search
+/// connects anew, waiting at most `connect_timeout` (default 60 s) for the other processes,
+/// with timely's messages about connecting on standard error; a lost connection then ends
+/// this process with exit status 2.
+pub(crate) fn connector(
+    cluster: Cluster,
+    connect_timeout: Option<std::time::Duration>,
+) -> weft::dist::Connector {
+    let timeout = connect_timeout.unwrap_or(std::time::Duration::from_secs(60));
+    exit_on_lost_connection();
+    // Once a connection failed, the run has lost a process: later searches fail at once
+    // rather than each waiting for the time-out again.
+    let failed: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+    Arc::new(move || {
+        let mut failed = failed.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(message) = &*failed {
+            return Err(weft::dist::DistError::Start(message.clone()));
+        }
+        let connected = cluster.connect_within(timeout);
+        if let Err(weft::dist::DistError::Start(message)) = &connected {
+            *failed = Some(message.clone());
+        }
+        connected
+    })
+}
+
 /// Makes a panic of timely's communication threads (how timely reports a connection to another
 /// process that broke: a process killed, a host gone) end this process with a clear error and
 /// exit status 2, rather than with a panic's backtrace: a distributed run cannot go on without

@@ -60,6 +60,11 @@ pub struct RefinesArgs {
     /// Print one JSON object instead of text (an error too: `{"error": {...}}`).
     #[arg(long)]
     pub json: bool,
+    /// A distributed run: the product search is shared among the processes (the traces,
+    /// failures and failures-divergences models, implementations with a compact encoding);
+    /// process 0 prints the result.
+    #[command(flatten)]
+    dist: super::distributed::DistArgs,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -160,10 +165,26 @@ pub fn run(args: RefinesArgs) -> Result<i32> {
         no_antichain: args.no_antichain,
         threads: args.limits.threads(),
     };
+    let cluster = args.dist.cluster(&args.limits)?;
+    let prints = cluster.as_ref().is_none_or(|c| c.process == 0);
+    let opts = CheckOptions {
+        threads: match &cluster {
+            Some(c) => weft::threads::Threads::new(c.workers)?,
+            None => opts.threads,
+        },
+        ..opts
+    };
+    let distributed = cluster.map(|c| super::distributed::connector(c, args.dist.connect_timeout));
+    if distributed.is_some() && (opts.search != Search::Bfs || args.reduce) {
+        return Err(UsageError(
+            "a distributed check searches breadth first, without --reduce".into(),
+        )
+        .into());
+    }
     if opts.search == Search::Bfs && names_csp_process(&args.implementation) {
         let spec = load_system(&args.spec, tau, &args.limits, &stop)?;
         if let Some(system) = super::csp_model::system_of(&args.implementation)? {
-            return check_on_the_fly(&args, &spec, &system, &opts, &stop);
+            return check_on_the_fly(&args, &spec, &system, &opts, distributed, prints, &stop);
         }
     }
     // Both systems are read at once on two threads, unless one is asked for (the
@@ -181,6 +202,27 @@ pub fn run(args: RefinesArgs) -> Result<i32> {
         );
     let mut result = if reducing {
         super::reduced_check::check_reduced(&spec, &implementation, &opts, &stop)?
+    } else if distributed.is_some() {
+        let engine = Engine::new(opts.threads)?;
+        let system_opts = SystemOptions {
+            max_pairs: args.limits.max_states,
+            on_level: None,
+            compact: true,
+            distributed,
+        };
+        let checked = verdict_or_limit(check_system(
+            &engine,
+            &spec,
+            &implementation,
+            &opts,
+            &system_opts,
+            &stop,
+        ))?;
+        let mut result = checked.result;
+        if let (Some(cex), Some(state)) = (&mut result.counterexample, checked.impl_state) {
+            cex.impl_state = state;
+        }
+        result
     } else {
         verdict_or_limit(check_until(&spec, &implementation, &opts, &stop))?
     };
@@ -188,7 +230,8 @@ pub fn run(args: RefinesArgs) -> Result<i32> {
         // As numbered in the implementation's file.
         cex.impl_state = implementation.state_number(cex.impl_state);
     }
-    if args.json {
+    if !prints {
+    } else if args.json {
         println!("{}", to_json(&result));
     } else {
         print!(
@@ -230,6 +273,8 @@ fn check_on_the_fly(
     spec: &Lts,
     system: &CspSystem,
     opts: &CheckOptions,
+    distributed: Option<weft::dist::Connector>,
+    prints: bool,
     stop: &StopSignal,
 ) -> Result<i32> {
     let engine = Engine::new(opts.threads)?;
@@ -237,6 +282,7 @@ fn check_on_the_fly(
         max_pairs: args.limits.max_states,
         on_level: None,
         compact: true,
+        distributed,
     };
     let checked = check_system(&engine, spec, system, opts, &system_opts, stop);
     if let Some(e) = system.take_error() {
@@ -248,7 +294,8 @@ fn check_on_the_fly(
         .impl_state
         .map(|s| system.describe_components(s))
         .unwrap_or_default();
-    if args.json {
+    if !prints {
+    } else if args.json {
         let mut value = to_json(result);
         if let Some(s) = checked.impl_state {
             value["counterexample"]["process"] = system.describe(s).into();

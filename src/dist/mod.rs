@@ -27,8 +27,10 @@
 
 pub mod cluster;
 mod counting;
+pub mod pairs;
 pub mod rounds;
 mod search;
+mod sockets;
 
 use std::sync::Arc;
 
@@ -94,54 +96,144 @@ pub struct Connected {
     cluster: Cluster,
 }
 
+/// Makes this process's connections for one distributed search (each search of a run
+/// connects anew; every process makes the same searches in the same order).
+pub type Connector = Arc<dyn Fn() -> Result<Connected, DistError> + Send + Sync>;
+
+impl Connected {
+    /// The workers of all processes of the run together.
+    pub fn workers(&self) -> usize {
+        self.cluster.total_workers()
+    }
+}
+
 impl Cluster {
     /// Connects this process to the other processes of the cluster (waiting until all have
-    /// started; timely prints its progress on standard output meanwhile).
+    /// started).
     pub fn connect(&self) -> Result<Connected, DistError> {
-        let (builders, others) = self
-            .timely_config()
-            .communication
-            .try_build()
-            .map_err(DistError::Start)?;
-        Ok(Connected {
-            builders,
-            others,
-            cluster: self.clone(),
-        })
+        self.connect_within(std::time::Duration::from_secs(365 * 24 * 3600))
     }
 
     /// [`Cluster::connect`], giving up after `timeout` if some process of the run has not
-    /// connected by then (timely itself waits for ever). The attempt then goes on in a
-    /// thread of its own until the process exits.
+    /// connected by then. The connections are made here (module `sockets`: a few
+    /// milliseconds where timely's own set-up takes up to a second) and handed to timely.
     pub fn connect_within(&self, timeout: std::time::Duration) -> Result<Connected, DistError> {
-        let (sender, receiver) = std::sync::mpsc::channel();
-        let cluster = self.clone();
-        std::thread::Builder::new()
-            .name("weft-connect".into())
-            .spawn(move || {
-                // The receiver may be gone (timed out): nothing to tell then.
-                let _ = sender.send(cluster.connect());
-            })
-            .map_err(|e| DistError::Start(format!("cannot start a thread: {e}")))?;
-        receiver.recv_timeout(timeout).unwrap_or_else(|_| {
-            Err(DistError::Start(format!(
-                "not every process of the run connected within {:.0} s (this is process {} \
-                 of {}, at {}; the others: {}): start each process with its own \
+        if self.processes <= 1 {
+            let (builders, others) = self
+                .timely_config()
+                .communication
+                .try_build()
+                .map_err(DistError::Start)?;
+            return Ok(Connected {
+                builders,
+                others,
+                cluster: self.clone(),
+            });
+        }
+        let deadline = std::time::Instant::now() + timeout;
+        let sockets =
+            sockets::connect_all(&self.addresses, self.process, deadline).map_err(|e| {
+                DistError::Start(format!(
+                    "not every process of the run connected within {:.0} s (this is process {} of \
+                 {}, at {}; the others: {}): {e}; start each process with its own \
                  --process-index and the same --processes and host file, or wait longer with \
                  --connect-timeout",
-                timeout.as_secs_f64(),
+                    timeout.as_secs_f64(),
+                    self.process,
+                    self.processes,
+                    self.addresses.get(self.process).map_or("?", String::as_str),
+                    self.addresses
+                        .iter()
+                        .enumerate()
+                        .filter(|&(i, _)| i != self.process)
+                        .map(|(_, a)| a.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))
+            })?;
+        let hooks = timely::communication::Hooks::default();
+        let process_allocators = timely::communication::allocator::ProcessBuilder::new_typed_vector(
+            self.workers,
+            hooks.refill.clone(),
+            hooks.spill.clone(),
+        );
+        let (builders, guard) =
+            timely::communication::allocator::zero_copy::initialize::initialize_networking_from_sockets(
+                process_allocators,
+                sockets,
                 self.process,
-                self.processes,
-                self.addresses.get(self.process).map_or("?", String::as_str),
-                self.addresses
-                    .iter()
-                    .enumerate()
-                    .filter(|&(i, _)| i != self.process)
-                    .map(|(_, a)| a.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )))
+                self.workers,
+                hooks,
+            )
+            .map_err(|e| DistError::Start(format!("cannot start the connections: {e}")))?;
+        Ok(Connected {
+            builders: builders
+                .into_iter()
+                .map(timely::communication::AllocatorBuilder::Tcp)
+                .collect(),
+            others: Box::new(guard),
+            cluster: self.clone(),
         })
+    }
+}
+
+/// Runs `work` on a worker of every one of this process's shares of `connected`, each on a
+/// thread of its own, and returns what each returned, by worker. Unlike timely's own
+/// `execute_from`, `work` may borrow from the caller (the threads are scoped): a product search
+/// borrows its normal form and its implementation.
+pub(crate) fn execute_scoped<R, F>(connected: Connected, work: F) -> Result<Vec<R>, DistError>
+where
+    R: Send,
+    F: Fn(&mut timely::worker::Worker) -> R + Sync,
+{
+    let Connected {
+        builders, others, ..
+    } = connected;
+    let work = &work;
+    let results = std::thread::scope(|scope| {
+        let mut handles = Vec::new();
+        for (i, builder) in builders.into_iter().enumerate() {
+            let handle = std::thread::Builder::new()
+                .name(format!("weft-worker-{i}"))
+                .spawn_scoped(scope, move || {
+                    let mut worker = timely::worker::Worker::new(
+                        timely::WorkerConfig::default(),
+                        build_allocator(builder),
+                        Some(std::time::Instant::now()),
+                    );
+                    let result = work(&mut worker);
+                    // Let the dataflows (the channels) finish, as timely's own workers do.
+                    while worker.has_dataflows() {
+                        worker.step_or_park(None);
+                    }
+                    result
+                })
+                .map_err(|e| DistError::Start(format!("cannot start a worker thread: {e}")))?;
+            handles.push(handle);
+        }
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .map_err(|_| DistError::Worker("a worker thread panicked".into()))
+            })
+            .collect::<Result<Vec<R>, DistError>>()
+    });
+    // The connections to the other processes close once every worker is done.
+    drop(others);
+    results
+}
+
+/// The allocator of one worker, built on the worker's thread (as timely's `execute_from` does;
+/// its builder trait is private to timely, the variants' own `build`s are not).
+fn build_allocator(
+    builder: timely::communication::AllocatorBuilder,
+) -> timely::communication::Allocator {
+    use timely::communication::{Allocator, AllocatorBuilder};
+    match builder {
+        AllocatorBuilder::Thread(_) => Allocator::Thread(Default::default()),
+        AllocatorBuilder::Process(p) => Allocator::Process(p.build()),
+        AllocatorBuilder::Tcp(t) => Allocator::Tcp(t.build()),
     }
 }
 

@@ -20,9 +20,13 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use super::shared_normal::SharedNormalForm;
+use super::{CheckStats, Model, RefineError};
+use crate::dist::pairs::{pair_key, search_pairs, PairOptions};
+use crate::dist::Connector;
 use crate::explore::compact::CompactSet;
 use crate::explore::{
-    Engine, LevelWriter, Offer, ProvisionalId, Run, RunOptions, StopSignal, Visited,
+    Engine, LevelWriter, Offer, ProvisionalId, RunOptions, StopReason, StopSignal, Visited,
 };
 
 /// The visited pairs of a compact product search: exact pairs packed into one `u64` each.
@@ -56,12 +60,8 @@ impl PackedPairs {
     }
 
     #[inline]
-    fn key(&self, &(node, state): &(u32, u64)) -> Option<u64> {
-        if self.shift >= 64 {
-            return (node == 0).then_some(state);
-        }
-        let room = 64 - self.shift;
-        (room >= 32 || (node as u64) < 1u64 << room).then(|| state | (node as u64) << self.shift)
+    fn key(&self, &pair: &(u32, u64)) -> Option<u64> {
+        pair_key(self.shift, pair)
     }
 }
 
@@ -89,19 +89,28 @@ impl Visited<(u32, u64)> for PackedPairs {
     }
 }
 
-/// A frontier-only run of a product over packed encodings.
-pub(crate) type PairRun<W> = Run<(u32, u64), W>;
+/// What a compact product search (in this process or distributed) decided.
+pub(crate) struct CompactSearch {
+    /// The figures of the search (time not filled in); `pair_bytes` the visited set's.
+    pub(crate) stats: CheckStats,
+    /// Whether the last level expanded has a violation (its counterexample is then searched
+    /// for by the indexed search).
+    pub(crate) violated: bool,
+    /// Why the search stopped early, if it did.
+    pub(crate) stopped: Option<StopReason>,
+}
 
-/// Runs `product` (over a [`crate::explore::compact::Packed`] implementation of `bits` bits) frontier-only with packed exact
-/// pairs; returns the run (its witness, if any, has no usable id) and the bytes of the visited
-/// set, or `None` when a node's number did not fit beside the encodings (nothing decided).
+/// Runs `product` (over a [`crate::explore::compact::Packed`] implementation of `bits` bits)
+/// frontier-only with packed exact pairs, or `None` when a node's number did not fit beside
+/// the encodings (nothing decided).
 pub(crate) fn search<D>(
     engine: &Engine,
     product: &D,
+    nf: &SharedNormalForm<'_>,
     bits: u32,
     opts: &RunOptions,
     stop: &StopSignal,
-) -> Option<(PairRun<D::Witness>, u64)>
+) -> Option<CompactSearch>
 where
     D: crate::explore::Driven<State = (u32, u64)>,
 {
@@ -115,7 +124,72 @@ where
     if pairs.overflowed() {
         return None;
     }
-    Some((run, pairs.bytes()))
+    let mut stats = super::run_stats(&run, nf, engine);
+    stats.pair_bytes = Some(pairs.bytes());
+    Some(CompactSearch {
+        stats,
+        violated: run.witness.is_some(),
+        stopped: run.stats.stopped,
+    })
+}
+
+/// Nodes of a normal form built whole for a distributed check, at most.
+const DISTRIBUTED_NODES: usize = 1 << 20;
+
+/// Whether a check in `model` can be searched by the processes of a distributed run: the
+/// model's nodes are the normal form's own (refusal testing and revivals make nodes of
+/// admissible members as the search goes), and the normal form, built whole here in a fixed
+/// order so that every process numbers its nodes alike, is small enough and its numbers fit
+/// above `bits` bits of encoding. The same answer in every process.
+pub(crate) fn distributable(model: Model, nf: &SharedNormalForm<'_>, bits: u32) -> bool {
+    matches!(
+        model,
+        Model::Traces | Model::Failures | Model::FailuresDivergences
+    ) && nf.complete(DISTRIBUTED_NODES)
+        && pair_key(bits, (nf.num_sets().saturating_sub(1) as u32, 0)).is_some()
+}
+
+/// Searches `product` with the processes of a distributed run ([`crate::dist::pairs`]),
+/// connecting with `connect`; the normal form must have been completed
+/// ([`distributable`]).
+pub(crate) fn search_distributed<D>(
+    product: &D,
+    nf: &SharedNormalForm<'_>,
+    bits: u32,
+    connect: &Connector,
+    opts: &RunOptions,
+    stop: &StopSignal,
+) -> Result<CompactSearch, RefineError>
+where
+    D: crate::explore::Driven<State = (u32, u64)>,
+{
+    let failed = |e: crate::dist::DistError| RefineError::Distributed(e.to_string());
+    let connected = connect().map_err(failed)?;
+    let workers = connected.workers();
+    let pair_opts = PairOptions {
+        max_pairs: opts.max_states,
+        on_level: opts.on_level.clone(),
+    };
+    let searched = search_pairs(product, bits, connected, &pair_opts, stop).map_err(failed)?;
+    let pairs = searched.pairs;
+    Ok(CompactSearch {
+        stats: CheckStats {
+            pairs_explored: pairs,
+            pairs_discovered: pairs,
+            max_working: searched.widest_level,
+            antichain_hits: searched.transitions.saturating_sub(pairs.saturating_sub(1)),
+            antichain_misses: pairs,
+            max_antichain: pairs,
+            transitions: searched.transitions,
+            spec_sets: nf.num_sets() as u64,
+            pair_bytes: Some(searched.bytes),
+            seconds: 0.0,
+            levels: searched.levels,
+            threads: workers,
+        },
+        violated: searched.violated,
+        stopped: searched.stopped,
+    })
 }
 
 #[cfg(test)]

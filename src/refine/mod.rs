@@ -365,6 +365,9 @@ pub enum RefineError {
     /// The implementation does not number its states (an on-the-fly check needs it).
     #[error("internal error: the implementation does not number its states")]
     Unnumbered,
+    /// A distributed check could not start or lost a process.
+    #[error("{0}")]
+    Distributed(String),
     /// A limit (memory, time) or an interrupt stopped the check: no verdict.
     #[error("stopped by {}: the check is incomplete", .0.describe())]
     Stopped(StopReason),
@@ -428,6 +431,13 @@ pub struct SystemOptions {
     /// pair; one that fails is searched again, indexed, for its counterexample (see
     /// `refine/compact.rs`).
     pub compact: bool,
+    /// Search the product with the processes of a distributed run, where the implementation
+    /// has a canonical encoding of at most two words and the model is traces, failures or
+    /// failures-divergences: each call connects once (every process of the run makes the same
+    /// checks in the same order). As with [`SystemOptions::compact`], a check that holds ends
+    /// there and one that fails is searched again in this process for its counterexample.
+    /// Other checks run in every process alike.
+    pub distributed: Option<crate::dist::Connector>,
 }
 
 /// A check of an implementation given as any [`TransitionSystem`].
@@ -473,33 +483,52 @@ pub fn check_system<I: TransitionSystem>(
         on_level: system_opts.on_level.clone(),
         ..Default::default()
     };
-    let encoded = crate::explore::compact::Packed::new(imp).filter(|_| system_opts.compact);
+    let encoded = crate::explore::compact::Packed::new(imp)
+        .filter(|_| system_opts.compact || system_opts.distributed.is_some());
     if let Some(encoded) = encoded {
         let product = Product::new(&nf, &events, &encoded, model, stop);
-        match compact::search(engine, &product, encoded.bits(), &run_opts, stop) {
-            Some((run, bytes)) => {
-                if let Some(reason) = run.stats.stopped {
-                    return Err(RefineError::Stopped(reason));
-                }
-                if run.witness.is_none() {
-                    let mut stats = run_stats(&run, &nf, engine);
-                    stats.seconds = start.elapsed().as_secs_f64();
-                    stats.pair_bytes = Some(bytes);
-                    return Ok(SystemCheck {
-                        result: CheckResult {
-                            model,
-                            counterexample: None,
-                            stats,
-                        },
-                        impl_state: None,
-                        impl_path: Vec::new(),
-                    });
-                }
-                // A violation: the indexed search below finds it at the same level, with
-                // its canonical counterexample.
+        let searched = match &system_opts.distributed {
+            Some(connect) if compact::distributable(model, &nf, encoded.bits()) => {
+                Some(compact::search_distributed(
+                    &product,
+                    &nf,
+                    encoded.bits(),
+                    connect,
+                    &run_opts,
+                    stop,
+                )?)
             }
-            // A node did not fit beside the encodings (the search stopped as if full).
-            None => stop.withdraw(StopReason::StateLimit),
+            _ if system_opts.compact => {
+                let searched =
+                    compact::search(engine, &product, &nf, encoded.bits(), &run_opts, stop);
+                if searched.is_none() {
+                    // A node did not fit beside the encodings (the search stopped as if
+                    // full): the indexed search decides.
+                    stop.withdraw(StopReason::StateLimit);
+                }
+                searched
+            }
+            _ => None,
+        };
+        if let Some(searched) = searched {
+            if let Some(reason) = searched.stopped {
+                return Err(RefineError::Stopped(reason));
+            }
+            if !searched.violated {
+                let mut stats = searched.stats;
+                stats.seconds = start.elapsed().as_secs_f64();
+                return Ok(SystemCheck {
+                    result: CheckResult {
+                        model,
+                        counterexample: None,
+                        stats,
+                    },
+                    impl_state: None,
+                    impl_path: Vec::new(),
+                });
+            }
+            // A violation: the indexed search below finds it at the same level, with its
+            // canonical counterexample.
         }
     }
     let product = Product::new(&nf, &events, imp, model, stop);
@@ -632,7 +661,11 @@ pub fn check_system<I: TransitionSystem>(
 }
 
 /// The statistics of a product search (time not filled in).
-fn run_stats<S, W>(run: &Run<S, W>, nf: &SharedNormalForm<'_>, engine: &Engine) -> CheckStats {
+pub(crate) fn run_stats<S, W>(
+    run: &Run<S, W>,
+    nf: &SharedNormalForm<'_>,
+    engine: &Engine,
+) -> CheckStats {
     // A frontier-only run holds its last level only: count pairs from its statistics.
     let pairs = run.stats.states;
     CheckStats {

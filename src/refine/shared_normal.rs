@@ -117,6 +117,23 @@ impl<'a> SharedNormalForm<'a> {
         self.initial
     }
 
+    /// Makes every node reachable from the initial one, breadth first and each node's
+    /// successors in event order, on this thread: node numbers then depend on the
+    /// specification only, the same in every process of a distributed check (which sends
+    /// pairs between processes by node number). Returns false, with the nodes made so far,
+    /// when the normal form has more than `limit` nodes.
+    pub(crate) fn complete(&self, limit: usize) -> bool {
+        let mut next = 0u32;
+        while (next as usize) < self.num_sets() {
+            if self.num_sets() > limit {
+                return false;
+            }
+            self.successors_of(next);
+            next += 1;
+        }
+        self.num_sets() <= limit
+    }
+
     /// The number of nodes made so far.
     pub(crate) fn num_sets(&self) -> usize {
         // Ordering: Relaxed; a count read when the workers are done.

@@ -63,6 +63,9 @@ pub struct VerifyOptions {
     /// Search the product of a refinement compactly first where the implementation allows it
     /// ([`crate::refine::SystemOptions::compact`]).
     pub compact: bool,
+    /// Search the products of refinements with the processes of a distributed run
+    /// ([`crate::refine::SystemOptions::distributed`]).
+    pub distributed: Option<crate::dist::Connector>,
 }
 
 impl Default for VerifyOptions {
@@ -74,6 +77,7 @@ impl Default for VerifyOptions {
             timeout: None,
             progress: None,
             compact: true,
+            distributed: None,
         }
     }
 }
@@ -566,6 +570,7 @@ impl AssertionRun {
             max_pairs: self.opts.max_states,
             on_level: self.on_level(),
             compact: self.opts.compact,
+            distributed: self.opts.distributed.clone(),
         }
     }
 
