@@ -25,8 +25,9 @@ pub use eval::{
     load_script, load_str, set_thread_stack_budget, Assertion, AssertionCheck, EventTable,
     FieldSet, Note, Script,
 };
+pub use process::describe::ComponentState;
 pub use process::labels::TICK;
-pub use process::system::{ComponentState, CspState, CspSystem};
+pub use process::system::{CspState, CspSystem};
 pub use process::terms::MAX_NESTING;
 pub use source::{Location, SourceMap, Span};
 pub use value::{

@@ -3,12 +3,14 @@
 //! parallel components, and the system the engines explore.
 
 pub(crate) mod compress;
+pub(crate) mod describe;
 pub mod labels;
 pub(crate) mod layout;
 mod leaves;
 pub(crate) mod network;
 pub(crate) mod priority;
 pub(crate) mod semantics;
+mod successor_order;
 pub(crate) mod system;
 pub(crate) mod terms;
 pub(crate) mod timed;

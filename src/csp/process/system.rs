@@ -75,7 +75,7 @@ use crate::csp::value::Proc;
 
 /// A state of a [`CspSystem`]: its number (see the module documentation).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct CspState(u32);
+pub struct CspState(pub(super) u32);
 
 /// Most states of one position's process explored when the system is made.
 pub const EXPLICIT_LEAVES: usize = 1 << 12;
@@ -86,7 +86,7 @@ pub const EXPLICIT_LEAVES: usize = 1 << 12;
 pub const EXPLICIT_COMPRESSED_LEAVES: usize = 1 << 22;
 
 /// How states are made.
-enum Shape {
+pub(super) enum Shape {
     /// States are process terms, numbered as leaves of `Shared::leaves`.
     Term,
     /// States are packed vectors of the positions' leaf numbers in `index`; `omega` is the
@@ -106,11 +106,11 @@ enum Shape {
 }
 
 /// What the threads of a system share; also its root set.
-struct Shared {
+pub(super) struct Shared {
     id: u64,
-    sem: Arc<Semantics>,
-    shape: Shape,
-    leaves: LeafTable,
+    pub(super) sem: Arc<Semantics>,
+    pub(super) shape: Shape,
+    pub(super) leaves: LeafTable,
     initial: u32,
     omega: TermId,
     failed: AtomicBool,
@@ -138,38 +138,6 @@ impl RootSet for Shared {
     }
 }
 
-/// One component of a state of a parallel composition (a leaf of the network), as FDR's
-/// debugger shows it: see [`CspSystem::describe_components`].
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct ComponentState {
-    /// Where the component sits: the operand taken at each static operator from the top of
-    /// the process (the processes of a parallel or interleaving numbered from 0, set arguments
-    /// not counted; 0 under a hiding or a renaming; 0 and 1 for the sides of a link). `[1, 0]`
-    /// is the first process of the top operator's second one. Empty for a whole process.
-    pub path: Vec<u32>,
-    /// The component's process as CSPm: the named process it is (`PHIL(3)`) where it is the
-    /// unfolding of one, its printed form otherwise; `Ω` for the terminated process.
-    pub process: String,
-}
-
-impl ComponentState {
-    /// The path written as `[1].[0]` (empty for a whole process).
-    pub fn position(&self) -> String {
-        let parts: Vec<String> = self.path.iter().map(|i| format!("[{i}]")).collect();
-        parts.join(".")
-    }
-}
-
-impl std::fmt::Display for ComponentState {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.path.is_empty() {
-            f.write_str(&self.process)
-        } else {
-            write!(f, "{} {}", self.position(), self.process)
-        }
-    }
-}
-
 /// A CSPm process as a transition system: labels are [`crate::ts::TAU`] (0),
 /// [`CspSystem::tick_label`] (1), then the script's events in the order of its
 /// [`EventTable`](crate::csp::EventTable).
@@ -179,7 +147,7 @@ impl std::fmt::Display for ComponentState {
 /// (see [`CspSystem::take_error`]) and the state gets no transitions. Check it after
 /// exploring.
 pub struct CspSystem {
-    shared: Arc<Shared>,
+    pub(super) shared: Arc<Shared>,
     _roots: RootRegistration,
 }
 
@@ -191,7 +159,7 @@ thread_local! {
 }
 
 /// One thread's working memory for one system.
-struct ThreadContext {
+pub(super) struct ThreadContext {
     system: u64,
     owner: Weak<Shared>,
     /// This thread's access to a network's state index.
@@ -202,13 +170,13 @@ struct ThreadContext {
     leaves: LeafMoves<u32>,
     scratch: Scratch<u32>,
     /// The state being expanded, its successors' keys and labels, and their numbers.
-    key: Vec<u32>,
-    next: Vec<u32>,
-    labels: Vec<Label>,
-    found: Vec<(u32, bool)>,
+    pub(super) key: Vec<u32>,
+    pub(super) next: Vec<u32>,
+    pub(super) labels: Vec<Label>,
+    pub(super) found: Vec<(u32, bool)>,
     /// Indices of successors of one label, put in canonical order.
-    perm: Vec<u32>,
-    out: Vec<(Label, u32)>,
+    pub(super) perm: Vec<u32>,
+    pub(super) out: Vec<(Label, u32)>,
     /// A successor's encoding being emitted (`encoded_successors`).
     found_words: Vec<u32>,
 }
@@ -403,100 +371,6 @@ impl CspSystem {
         if let Some(e) = self.shared.sem.enc.labels.take_error() {
             self.record(e);
         }
-    }
-
-    /// The process of `state` printed as CSPm (`Ω` for the terminated process).
-    pub fn describe(&self, state: CspState) -> String {
-        match self.state_process(state) {
-            Some(p) => self.shared.sem.enc.script.show_proc(&p),
-            None => "Ω".to_string(),
-        }
-    }
-
-    /// The state shown per component, as FDR's debugger does: for a network state one entry
-    /// per leaf of the parallel composition, in the order of the leaves (left to right in
-    /// the process), each with its path in the network and its process (see
-    /// [`ComponentState`]). A state that is not a network, and Ω, give one entry with an
-    /// empty path whose process is [`CspSystem::describe`]'s.
-    pub fn describe_components(&self, state: CspState) -> Vec<ComponentState> {
-        let whole = || {
-            vec![ComponentState {
-                path: Vec::new(),
-                process: self.describe(state),
-            }]
-        };
-        let shared = &*self.shared;
-        let Shape::Network {
-            node,
-            positions,
-            layout,
-            index,
-            ..
-        } = &shared.shape
-        else {
-            return whole();
-        };
-        let mut key = vec![0; index.width()];
-        index.read_key(state.0, &mut key);
-        if layout.get(&key, 0) == layout.reserved(0) {
-            return whole();
-        }
-        let enc = &shared.sem.enc;
-        let calls = enc.calls_by_term();
-        TERMS.with(|tt| {
-            let sec = tt.shared_section();
-            node.leaf_paths()
-                .into_iter()
-                .enumerate()
-                .map(|(p, path)| {
-                    let t = positions[p].term(layout.get(&key, p));
-                    let process = match calls.get(&t) {
-                        Some(call) => enc.script.show_proc(call),
-                        None => match enc.to_proc(term(&sec, t)) {
-                            Some(proc) => enc.script.show_proc(&proc),
-                            None => "Ω".to_string(),
-                        },
-                    };
-                    ComponentState { path, process }
-                })
-                .collect()
-        })
-    }
-
-    /// The process `state` stands for (`None` for Ω): a normalised process term, calls at
-    /// active positions unfolded.
-    pub fn state_process(&self, state: CspState) -> Option<Proc> {
-        let shared = &*self.shared;
-        TERMS.with(|tt| {
-            let sec = tt.shared_section();
-            let to_proc = |t: TermId| shared.sem.enc.to_proc(term(&sec, t));
-            match &shared.shape {
-                Shape::Network {
-                    node,
-                    positions,
-                    layout,
-                    index,
-                    ..
-                } => {
-                    let mut key = vec![0; index.width()];
-                    index.read_key(state.0, &mut key);
-                    if layout.get(&key, 0) == layout.reserved(0) {
-                        return None;
-                    }
-                    let leaves: Vec<Proc> = positions
-                        .iter()
-                        .enumerate()
-                        .map(|(p, leaves)| {
-                            // An operand that has terminated (Ω) is shown as `SKIP`.
-                            to_proc(leaves.term(layout.get(&key, p)))
-                                .unwrap_or_else(|| Proc::new(crate::csp::ProcNode::Skip))
-                        })
-                        .collect();
-                    Some(node.to_proc(&leaves))
-                }
-                Shape::Term => to_proc(shared.leaves.term(state.0)),
-            }
-        })
     }
 
     /// Number of terms in the process-wide term table (live after the last collection plus
@@ -773,81 +647,6 @@ impl CspSystem {
             ctx.found_words = out;
         });
         result
-    }
-
-    /// Among the successors `ctx.out[from..]` (in label order, the moves of `ctx.labels` with
-    /// keys `ctx.next`), puts those of one label in the canonical order of their keys and
-    /// removes duplicates.
-    #[cold]
-    fn order_ties(&self, ctx: &mut ThreadContext, sec: &Section<'_>, from: usize) {
-        let Shape::Network {
-            positions,
-            layout,
-            all_explicit,
-            ..
-        } = &self.shared.shape
-        else {
-            unreachable!("a network's state");
-        };
-        let width = ctx.key.len();
-        let (next, found) = (&ctx.next, &ctx.found);
-        let key = |i: u32| &next[i as usize * width..(i as usize + 1) * width];
-        let mut out = from;
-        let mut at = 0;
-        while at < ctx.labels.len() {
-            let label = ctx.labels[at];
-            let end = at + ctx.labels[at..].partition_point(|&l| l == label);
-            let run = &mut ctx.perm;
-            run.clear();
-            run.extend(at as u32..end as u32);
-            run.sort_unstable_by(|&i, &j| {
-                if found[i as usize].0 == found[j as usize].0 {
-                    std::cmp::Ordering::Equal
-                } else if *all_explicit {
-                    key(i).cmp(key(j))
-                } else {
-                    self.cmp_keys(sec, positions, layout, key(i), key(j))
-                }
-            });
-            let mut last = None;
-            for &i in run.iter() {
-                let n = found[i as usize].0;
-                if last != Some(n) {
-                    ctx.out[out] = (label, n);
-                    out += 1;
-                    last = Some(n);
-                }
-            }
-            at = end;
-        }
-        ctx.out.truncate(out);
-    }
-
-    /// The canonical order of two different network keys (not Ω): position by position, an
-    /// explicit leaf by its number, a lazy one by its term.
-    fn cmp_keys(
-        &self,
-        sec: &Section<'_>,
-        positions: &[Position],
-        layout: &Layout,
-        a: &[u32],
-        b: &[u32],
-    ) -> std::cmp::Ordering {
-        for (p, position) in positions.iter().enumerate() {
-            let (x, y) = (layout.get(a, p), layout.get(b, p));
-            if x == y {
-                continue;
-            }
-            return match position {
-                Position::Explicit(_) => x.cmp(&y),
-                Position::Lazy(table) => self
-                    .shared
-                    .sem
-                    .enc
-                    .cmp_terms(term(sec, table.term(x)), term(sec, table.term(y))),
-            };
-        }
-        std::cmp::Ordering::Equal
     }
 }
 
