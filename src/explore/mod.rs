@@ -18,6 +18,7 @@ pub mod engine;
 pub mod ids;
 pub mod index;
 pub mod limits;
+pub mod visited;
 pub mod zeroed;
 
 use crate::lts::Lts;
