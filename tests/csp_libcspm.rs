@@ -149,12 +149,6 @@ const PASS_REJECTED: &[(&str, &str, &str)] = &[
          operators",
     ),
     (
-        "evaluator/should_pass/prefixing.csp",
-        "no field left",
-        "`d?X.x?y` over a channel of datatype fields: weft's first input takes the whole event, \
-         not the one field `X.x` (a gap in inputs of dotted patterns)",
-    ),
-    (
         "parser/should_pass/assert_timed_section.csp",
         "`tock`",
         "a parser test: its timed section has no `tock` (FDR requires `channel tock`) and no `f`",
