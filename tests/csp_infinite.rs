@@ -107,7 +107,7 @@ fn enumerating_an_infinite_set_is_a_positioned_error() {
          a = card({| c |})\n\
          b = {x | x <- Int}\n\
          c1 = card(Events)\n\
-         d = head(<0..>)\n\
+         d = #<0..>\n\
          e = {0..} == {| c |}\n",
     );
     for (name, line, words) in [

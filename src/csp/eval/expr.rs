@@ -56,6 +56,15 @@ impl Script {
             v @ Value::Infinite(_) => {
                 Err(self.infinite_error(e.span, &v, "a comprehension or replicated operator"))
             }
+            v @ Value::InfSeq(..) => Err(self.err(
+                e.span,
+                ErrorKind::Unsupported,
+                format!(
+                    "drawing from {}, an infinite sequence, in a comprehension or replicated \
+                     operator is outside weft's CSPm subset",
+                    self.show(&v)
+                ),
+            )),
             other => Err(self.err(
                 e.span,
                 ErrorKind::Type,
@@ -215,6 +224,13 @@ impl Script {
                 UnOp::Not => Value::Bool(!self.eval_bool(a, env)?),
                 UnOp::Len => match self.eval(a, env)? {
                     Value::Seq(s) => Value::Int(s.len() as i64),
+                    v @ Value::InfSeq(..) => {
+                        return Err(self.err(
+                            a.span,
+                            ErrorKind::Eval,
+                            format!("`#` of {}, an infinite sequence", self.show(&v)),
+                        ))
+                    }
                     other => {
                         return Err(self.err(
                             a.span,
@@ -303,13 +319,7 @@ impl Script {
                 self.make_set(vs, e.span)?
             }
             K::SetFrom(a) => self.ints_value(IntRanges::from(self.eval_int(a, env)?)),
-            K::SeqFrom(_) => {
-                return Err(self.err(
-                    e.span,
-                    ErrorKind::Unsupported,
-                    "the infinite sequence `<m..>` is outside weft's CSPm subset",
-                ))
-            }
+            K::SeqFrom(a) => Value::InfSeq(Arc::from(Vec::new()), self.eval_int(a, env)?),
             K::RangeComp(range, stmts) => {
                 let set = matches!(range.kind, K::SetRange(..) | K::SetFrom(_));
                 let mut parts = Vec::new();

@@ -126,6 +126,13 @@ impl Script {
                     v.extend_from_slice(y);
                     Value::Seq(v.into())
                 }
+                (Value::Seq(x), Value::InfSeq(y, from)) => {
+                    let mut v = x.to_vec();
+                    v.extend_from_slice(y);
+                    Value::inf_seq(v, *from)
+                }
+                // nothing comes after an infinite sequence
+                (Value::InfSeq(..), Value::Seq(_) | Value::InfSeq(..)) => va.clone(),
                 _ => {
                     return Err(self.err(
                         span,

@@ -60,6 +60,22 @@ impl Script {
                 _ => false,
             },
             PatKind::Concat(a, b) => {
+                if let Value::InfSeq(prefix, from) = v {
+                    // only a fixed-length left side can match: an infinite sequence has no end
+                    let PatKind::Seq(items) = &a.kind else {
+                        return Ok(false);
+                    };
+                    let k = items.len();
+                    let mut first: Vec<Value> = prefix.iter().take(k).cloned().collect();
+                    let mut next = *from;
+                    while first.len() < k {
+                        first.push(Value::Int(next));
+                        next = next.saturating_add(1);
+                    }
+                    let rest: Arc<[Value]> = prefix.get(k..).unwrap_or(&[]).into();
+                    return Ok(self.match_pattern(a, &Value::Seq(first.into()), env)?
+                        && self.match_pattern(b, &Value::InfSeq(rest, next), env)?);
+                }
                 let Value::Seq(vs) = v else { return Ok(false) };
                 let fixed = |q: &Pattern| match &q.kind {
                     PatKind::Seq(items) => Some(items.len()),

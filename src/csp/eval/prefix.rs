@@ -237,7 +237,7 @@ impl Script {
                 let nondet = matches!(&pre.fields[i], Field::NondetInput(..));
                 let last = i + 1 == pre.fields.len();
                 let parts = match &p.kind {
-                    PatKind::Dot(ps) => ps.len(),
+                    PatKind::Dot(ps) => self.pattern_fields(ps)?,
                     _ => 1,
                 };
                 let allowed = match restriction {
@@ -301,6 +301,38 @@ impl Script {
                 Ok(())
             }
         }
+    }
+
+    /// How many channel fields the components `ps` of a dotted input pattern cover: a
+    /// constructor with fields takes its arguments with it into one field (`?k.N.v` with
+    /// `N` a constructor of one field covers two fields, as FDR's type checker has it).
+    fn pattern_fields(&self, ps: &[Pattern]) -> EResult<usize> {
+        let mut i = 0;
+        let mut fields = 0;
+        while i < ps.len() {
+            i = self.pattern_unit_end(ps, i)?;
+            fields += 1;
+        }
+        Ok(fields)
+    }
+
+    /// The index after the field that starts at component `i` of `ps`.
+    fn pattern_unit_end(&self, ps: &[Pattern], i: usize) -> EResult<usize> {
+        let arity = match &ps[i].kind {
+            PatKind::Var(n) => match self.prog.globals.get(n) {
+                Some(GlobalKind::Ctor(k)) => self.ctor_fields(*k)?.len(),
+                _ => 0,
+            },
+            _ => 0,
+        };
+        let mut j = i + 1;
+        for _ in 0..arity {
+            if j >= ps.len() {
+                break;
+            }
+            j = self.pattern_unit_end(ps, j)?;
+        }
+        Ok(j)
     }
 
     /// The values an input `?p` (covering `parts` fields, or all the fields left if `last`)

@@ -49,6 +49,14 @@ impl Script {
                 self.write_list(s, items);
                 s.push('>');
             }
+            Value::InfSeq(items, from) => {
+                s.push('<');
+                for x in items.iter() {
+                    self.write_value(s, x);
+                    s.push_str(", ");
+                }
+                let _ = write!(s, "{from}..>");
+            }
             Value::Chan(c) => s.push_str(
                 self.prog
                     .channels

@@ -32,6 +32,10 @@ pub enum Value {
     Set(Arc<[Value]>),
     /// A sequence.
     Seq(Arc<[Value]>),
+    /// An infinite sequence `<m..>` (after a finite prefix): the values of the prefix, then
+    /// every integer from the second field on. Only its finite parts are ever computed
+    /// (`head`, `tail`, patterns `<x>^xs`, `elem`); `#`, `set` and generators refuse it.
+    InfSeq(Arc<[Value]>, i64),
     /// A finite map `(| k => v, ... |)`: its pairs sorted by key, no key twice.
     Map(Arc<[(Value, Value)]>),
     /// A channel name (an event when the channel has no fields).
@@ -91,6 +95,17 @@ impl Value {
         Value::Map(sorted.into_iter().collect())
     }
 
+    /// The infinite sequence of `prefix` then every integer from `from` on, in its one
+    /// representation (a prefix ending in `from - 1` is absorbed: `<0>^<1..>` is `<0..>`), so
+    /// that equal sequences are equal values.
+    pub fn inf_seq(mut prefix: Vec<Value>, mut from: i64) -> Value {
+        while prefix.last() == Some(&Value::Int(from.wrapping_sub(1))) && from > i64::MIN {
+            prefix.pop();
+            from -= 1;
+        }
+        Value::InfSeq(prefix.into(), from)
+    }
+
     /// A set from arbitrary elements (sorts and removes duplicates).
     pub fn set_from(mut items: Vec<Value>) -> Value {
         items.sort_unstable();
@@ -103,9 +118,11 @@ impl Value {
     pub fn is_comparable(&self) -> bool {
         match self {
             Value::Func(_) | Value::Proc(_) => false,
-            Value::Tuple(v) | Value::Set(v) | Value::Seq(v) | Value::Dot(v) => {
-                v.iter().all(Value::is_comparable)
-            }
+            Value::Tuple(v)
+            | Value::Set(v)
+            | Value::Seq(v)
+            | Value::Dot(v)
+            | Value::InfSeq(v, _) => v.iter().all(Value::is_comparable),
             Value::Map(m) => m
                 .iter()
                 .all(|(k, v)| k.is_comparable() && v.is_comparable()),

@@ -7,6 +7,7 @@ use super::*;
 pub(super) fn set_of_seq(c: &BuiltinCall) -> EResult<Value> {
     match &c.args[0] {
         Value::Seq(s) => c.script.make_set(s.to_vec(), c.span),
+        Value::InfSeq(..) => Err(infinite_seq(c)),
         _ => c.bad("a sequence"),
     }
 }
@@ -31,6 +32,12 @@ pub(super) fn head_tail(c: &BuiltinCall) -> EResult<Value> {
             ErrorKind::Eval,
             format!("`{}` of the empty sequence", c.b.name()),
         )),
+        Value::InfSeq(s, from) => Ok(match (c.b == Builtin::Head, s.split_first()) {
+            (true, Some((x, _))) => x.clone(),
+            (true, None) => Value::Int(*from),
+            (false, Some((_, rest))) => Value::InfSeq(rest.into(), *from),
+            (false, None) => Value::InfSeq(s.clone(), from.saturating_add(1)),
+        }),
         _ => c.bad("a sequence"),
     }
 }
@@ -54,6 +61,7 @@ pub(super) fn concat(c: &BuiltinCall) -> EResult<Value> {
 pub(super) fn null(c: &BuiltinCall) -> EResult<Value> {
     match &c.args[0] {
         Value::Seq(s) => Ok(Value::Bool(s.is_empty())),
+        Value::InfSeq(..) => Ok(Value::Bool(false)),
         _ => c.bad("a sequence"),
     }
 }
@@ -62,6 +70,9 @@ pub(super) fn null(c: &BuiltinCall) -> EResult<Value> {
 pub(super) fn elem(c: &BuiltinCall) -> EResult<Value> {
     match &c.args[1] {
         Value::Seq(s) => Ok(Value::Bool(s.contains(&c.args[0]))),
+        Value::InfSeq(s, from) => Ok(Value::Bool(
+            s.contains(&c.args[0]) || matches!(c.args[0], Value::Int(i) if i >= *from),
+        )),
         _ => c.bad("a value and a sequence"),
     }
 }
@@ -70,6 +81,19 @@ pub(super) fn elem(c: &BuiltinCall) -> EResult<Value> {
 pub(super) fn length(c: &BuiltinCall) -> EResult<Value> {
     match &c.args[0] {
         Value::Seq(s) => Ok(Value::Int(s.len() as i64)),
+        Value::InfSeq(..) => Err(infinite_seq(c)),
         _ => c.bad("a sequence"),
     }
+}
+
+/// The error of a built-in that would need all of an infinite sequence `<m..>`.
+fn infinite_seq(c: &BuiltinCall) -> CspError {
+    c.err(
+        ErrorKind::Eval,
+        format!(
+            "`{}` needs all of {}, an infinite sequence",
+            c.b.name(),
+            c.script.show(&c.args[0])
+        ),
+    )
 }
