@@ -24,7 +24,7 @@
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
-use super::refinement::{pack, HashedKey, Partition};
+use super::refinement::{pack, Graph, HashedKey, Partition};
 use crate::threads::Threads;
 use crate::ts::Label;
 
@@ -338,21 +338,118 @@ pub(crate) fn refine(p: Partition, threads: Threads) -> Partition {
     })
 }
 
+/// The signature rounds of [`refine_with`] from the partition with one block: the blocks,
+/// their number, the number of rounds and whether the partition is already stable.
+fn signature_phase(
+    p: &Partition,
+    pool: Option<&rayon::ThreadPool>,
+    keep_signing: &(impl Fn(u32, f64) -> bool + Sync),
+) -> (Vec<u32>, u32, u32, bool) {
+    let n = p.graph.num_nodes();
+    let mut block = vec![0u32; n];
+    let mut count = 1u32;
+    let mut chunks = Vec::new();
+    let mut rounds = 0;
+    loop {
+        rounds += 1;
+        let (next, next_count) = signature_round(p, &block, &mut chunks, pool);
+        let stable = next_count == count;
+        let growth = f64::from(next_count) / f64::from(count);
+        block = next;
+        count = next_count;
+        if stable || count as usize == n {
+            return (block, count, rounds, true);
+        }
+        if !keep_signing(p.rounds + rounds, growth) {
+            return (block, count, rounds, false);
+        }
+    }
+}
+
+/// The tables of the splitter phase, which depend on the graph alone.
+struct SplitterTables {
+    /// The edges into each node `y`: `in_edges[in_first[y]..in_first[y + 1]]`, as
+    /// (label, source, edge) sorted by label and source.
+    in_first: Vec<u32>,
+    in_edges: Vec<(Label, u32, u32)>,
+    /// One counter per (node, label) to start with (the constellation of all nodes), holding
+    /// the number of the node's edges with the label; `edge_counter` gives each edge's.
+    counter: Vec<u32>,
+    edge_counter: Vec<u32>,
+}
+
+impl SplitterTables {
+    fn of(graph: &Graph) -> SplitterTables {
+        let n = graph.num_nodes();
+        let m = graph.num_edges();
+        let labels = graph.labels();
+        let mut in_first = vec![0u32; n + 1];
+        for &y in graph.targets() {
+            in_first[y as usize + 1] += 1;
+        }
+        for x in 0..n {
+            in_first[x + 1] += in_first[x];
+        }
+        let mut in_edges: Vec<(Label, u32, u32)> = vec![(0, 0, 0); m];
+        {
+            // Filling in order of source makes each node's list sorted by source; a stable
+            // sort by label per node then gives (label, source) order.
+            let mut fill = in_first.clone();
+            for x in 0..n as u32 {
+                let (lo, hi) = graph.range(x);
+                for (i, (&a, &y)) in labels[lo..hi]
+                    .iter()
+                    .zip(&graph.targets()[lo..hi])
+                    .enumerate()
+                {
+                    in_edges[fill[y as usize] as usize] = (a, x, (lo + i) as u32);
+                    fill[y as usize] += 1;
+                }
+            }
+            for y in 0..n {
+                let list = &mut in_edges[in_first[y] as usize..in_first[y + 1] as usize];
+                if list.windows(2).any(|w| w[0].0 > w[1].0) {
+                    list.sort_by_key(|&(a, _, _)| a);
+                }
+            }
+        }
+        // The edges of a node are sorted by label.
+        let mut counter: Vec<u32> = Vec::with_capacity(m);
+        let mut edge_counter = vec![0u32; m];
+        for x in 0..n as u32 {
+            let (lo, hi) = graph.range(x);
+            let mut at = lo;
+            while at < hi {
+                let mut upto = at + 1;
+                while upto < hi && labels[upto] == labels[at] {
+                    upto += 1;
+                }
+                edge_counter[at..upto].fill(counter.len() as u32);
+                counter.push((upto - at) as u32);
+                at = upto;
+            }
+        }
+        SplitterTables {
+            in_first,
+            in_edges,
+            counter,
+            edge_counter,
+        }
+    }
+}
+
 /// As [`refine`], with signature rounds while `keep_signing(rounds so far, growth of the
 /// last round)` (at least one: it makes the blocks stable with respect to (a, all nodes)).
 fn refine_with(
     mut p: Partition,
     threads: Threads,
-    keep_signing: impl Fn(u32, f64) -> bool,
+    keep_signing: impl Fn(u32, f64) -> bool + Sync,
 ) -> Partition {
     let n = p.graph.num_nodes();
     if n == 0 {
         p.num_blocks = 0;
         return p;
     }
-    let mut block = vec![0u32; n];
-    let mut count = 1u32;
-    let mut chunks = Vec::new();
     let pool = (threads.get() > 1 && n >= 4096)
         .then(|| {
             rayon::ThreadPoolBuilder::new()
@@ -361,73 +458,34 @@ fn refine_with(
                 .ok()
         })
         .flatten();
-    loop {
-        p.rounds += 1;
-        let (next, next_count) = signature_round(&p, &block, &mut chunks, pool.as_ref());
-        let stable = next_count == count;
-        let growth = f64::from(next_count) / f64::from(count);
-        block = next;
-        count = next_count;
-        if stable || count as usize == n {
-            p.num_blocks = count;
-            p.block = block;
-            return p;
+    // The splitter phase's tables depend on the graph alone: with a second worker they are
+    // built while the signature rounds run (and dropped if those finish the job).
+    let (signed, tables) = match &pool {
+        Some(pool) => {
+            let q = &p;
+            let (tables, signed) = pool.install(|| {
+                rayon::join(
+                    || SplitterTables::of(&q.graph),
+                    || signature_phase(q, Some(pool), &keep_signing),
+                )
+            });
+            (signed, Some(tables))
         }
-        if !keep_signing(p.rounds, growth) {
-            break;
-        }
+        None => (signature_phase(&p, None, &keep_signing), None),
+    };
+    let (block, count, rounds, finished) = signed;
+    p.rounds += rounds;
+    if finished {
+        p.num_blocks = count;
+        p.block = block;
+        return p;
     }
-    drop(chunks);
-    let m = p.graph.num_edges();
-    let labels = p.graph.labels();
-    // The edges into each node, as (label, source, edge) sorted by label and source.
-    let mut in_first = vec![0u32; n + 1];
-    for &y in p.graph.targets() {
-        in_first[y as usize + 1] += 1;
-    }
-    for x in 0..n {
-        in_first[x + 1] += in_first[x];
-    }
-    let mut in_edges: Vec<(Label, u32, u32)> = vec![(0, 0, 0); m];
-    {
-        // Filling in order of source makes each node's list sorted by source; a stable sort
-        // by label per node then gives (label, source) order.
-        let mut fill = in_first.clone();
-        for x in 0..n as u32 {
-            let (lo, hi) = p.graph.range(x);
-            for (i, (&a, &y)) in labels[lo..hi]
-                .iter()
-                .zip(&p.graph.targets()[lo..hi])
-                .enumerate()
-            {
-                in_edges[fill[y as usize] as usize] = (a, x, (lo + i) as u32);
-                fill[y as usize] += 1;
-            }
-        }
-        for y in 0..n {
-            let list = &mut in_edges[in_first[y] as usize..in_first[y + 1] as usize];
-            if list.windows(2).any(|w| w[0].0 > w[1].0) {
-                list.sort_by_key(|&(a, _, _)| a);
-            }
-        }
-    }
-    // One counter per (node, label) to start with (the constellation of all nodes); the
-    // edges of a node are sorted by label.
-    let mut counter: Vec<u32> = Vec::with_capacity(m);
-    let mut edge_counter = vec![0u32; m];
-    for x in 0..n as u32 {
-        let (lo, hi) = p.graph.range(x);
-        let mut at = lo;
-        while at < hi {
-            let mut upto = at + 1;
-            while upto < hi && labels[upto] == labels[at] {
-                upto += 1;
-            }
-            edge_counter[at..upto].fill(counter.len() as u32);
-            counter.push((upto - at) as u32);
-            at = upto;
-        }
-    }
+    let SplitterTables {
+        in_first,
+        in_edges,
+        mut counter,
+        mut edge_counter,
+    } = tables.unwrap_or_else(|| SplitterTables::of(&p.graph));
 
     // The signature rounds left every block stable with respect to (a, all nodes).
     let mut blocks = Blocks::from_partition(block, count);
