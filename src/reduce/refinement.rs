@@ -22,6 +22,8 @@
 //! [`super::splitting`]); [`partition_with_history`] recomputes them all and keeps every
 //! round's partition (for explanations; its cost per round is the whole graph).
 
+use std::hash::{Hash, Hasher};
+
 use rustc_hash::FxHashMap;
 
 use super::Equivalence;
@@ -146,6 +148,67 @@ impl Partition {
     }
 }
 
+/// A block and a signature, with their hash computed beforehand (so that many keys can be
+/// hashed in parallel before a sequential pass numbers them).
+#[derive(Clone, Copy)]
+pub(crate) struct HashedKey<'a> {
+    hash: u64,
+    block: u32,
+    signature: &'a [u64],
+}
+
+impl<'a> HashedKey<'a> {
+    /// The key of `signature` in `block`.
+    pub(crate) fn new(block: u32, signature: &'a [u64]) -> HashedKey<'a> {
+        let mut h = rustc_hash::FxHasher::default();
+        block.hash(&mut h);
+        signature.hash(&mut h);
+        HashedKey {
+            hash: h.finish(),
+            block,
+            signature,
+        }
+    }
+}
+
+impl<'a> HashedKey<'a> {
+    /// The key of `signature` in `block` whose hash [`HashedKey::hash`] gave earlier.
+    pub(crate) fn with_hash(hash: u64, block: u32, signature: &'a [u64]) -> HashedKey<'a> {
+        HashedKey {
+            hash,
+            block,
+            signature,
+        }
+    }
+
+    /// The hash of the key.
+    pub(crate) fn hash(&self) -> u64 {
+        self.hash
+    }
+}
+
+impl Hash for HashedKey<'_> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write_u64(self.hash);
+    }
+}
+
+impl PartialEq for HashedKey<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        // Signatures are short: an inline loop beats a call to `memcmp`.
+        self.hash == other.hash
+            && self.block == other.block
+            && self.signature.len() == other.signature.len()
+            && self
+                .signature
+                .iter()
+                .zip(other.signature)
+                .all(|(x, y)| x == y)
+    }
+}
+
+impl Eq for HashedKey<'_> {}
+
 /// Packs a signature element.
 pub(crate) fn pack(label: Label, block: u32) -> u64 {
     (u64::from(label) << 32) | u64::from(block)
@@ -164,7 +227,7 @@ pub fn partition_on(lts: &Lts, equivalence: Equivalence, threads: Threads) -> Pa
     if p.branching {
         super::splitting::refine(p, threads)
     } else {
-        super::strong::refine(p)
+        super::strong::refine(p, threads)
     }
 }
 

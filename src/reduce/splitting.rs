@@ -23,7 +23,7 @@
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
-use super::refinement::{pack, Partition, DIVERGENCE};
+use super::refinement::{pack, HashedKey, Partition, DIVERGENCE};
 use crate::threads::Threads;
 use crate::ts::{Label, TAU};
 
@@ -168,15 +168,15 @@ impl Signatures {
     }
 }
 
-/// The signature of node `x` under `p.block`, into `buf` (sorted, deduplicated); inert
+/// The signature of node `x` under `block`, into `buf` (sorted, deduplicated); inert
 /// successors' signatures are read from `sig`.
-fn signature_of(p: &Partition, sig: &Signatures, x: u32, buf: &mut Vec<u64>) {
+fn signature_of(p: &Partition, block: &[u32], sig: &Signatures, x: u32, buf: &mut Vec<u64>) {
     buf.clear();
     for (a, y) in p.graph.edges(x) {
-        if p.is_inert(&p.block, x, a, y) {
+        if p.is_inert(block, x, a, y) {
             buf.extend_from_slice(sig.of(y));
         } else {
-            buf.push(pack(a, p.block[y as usize]));
+            buf.push(pack(a, block[y as usize]));
         }
     }
     if p.divergent[x as usize] {
@@ -195,9 +195,10 @@ fn recompute(
     threads: Threads,
     buf: &mut Vec<u64>,
 ) {
+    let block = &p.block;
     if threads.get() == 1 || dirty.len() < PARALLEL_THRESHOLD {
         for &x in dirty {
-            signature_of(p, sig, x, buf);
+            signature_of(p, block, sig, x, buf);
             sig.set(x, buf);
         }
         return;
@@ -220,7 +221,7 @@ fn recompute(
                 let mut data = Vec::with_capacity(4 * xs.len());
                 let mut lens = Vec::with_capacity(xs.len());
                 for &x in xs {
-                    signature_of(p, sig, x, &mut buf);
+                    signature_of(p, block, sig, x, &mut buf);
                     data.extend_from_slice(&buf);
                     lens.push(buf.len() as u32);
                 }
@@ -236,10 +237,15 @@ fn recompute(
         }
     }
     for &x in &later {
-        signature_of(p, sig, x, buf);
+        signature_of(p, block, sig, x, buf);
         sig.set(x, buf);
     }
 }
+
+/// A round recomputes every signature (a *full* round, see [`full_round`]) after a round
+/// that moved at least one node in this many to a new block: the next round's dirty nodes
+/// would then be most of the graph anyway, and a full round costs less per node.
+const FULL_ROUND_FRACTION: usize = 8;
 
 /// Refines `p` (every node in block 0) until stable, on `threads` workers (see the module
 /// documentation). Block ids depend only on `p`, not on `threads`.
@@ -249,26 +255,6 @@ pub(crate) fn refine(mut p: Partition, threads: Threads) -> Partition {
         p.num_blocks = 0;
         return p;
     }
-    let preds = Predecessors::of(&p, false);
-    let tau_preds = p.branching.then(|| Predecessors::of(&p, true));
-    let mut blocks = Blocks {
-        elems: (0..n as u32).collect(),
-        pos: (0..n as u32).collect(),
-        first: vec![0],
-        end: vec![n as u32],
-    };
-    p.block = vec![0; n];
-    let mut block_signature: Vec<Vec<u64>> = vec![Vec::new()];
-    // Branching signatures hold their inert successors'; room that is never used costs no memory.
-    let mut sig = Signatures::new(n, 4 * (p.graph.num_edges() + n));
-    let mut dirty_mark = vec![true; n];
-    let mut dirty: Vec<u32> = (0..n as u32).collect();
-    let mut buf: Vec<u64> = Vec::new();
-    let mut by_block: Vec<(u32, u32)> = Vec::new();
-    let mut changed: Vec<u32> = Vec::new();
-    let mut members: Vec<u32> = Vec::new();
-    let mut stack: Vec<u32> = Vec::new();
-    let mut first_round = true;
     let pool = (threads.get() > 1)
         .then(|| {
             rayon::ThreadPoolBuilder::new()
@@ -277,51 +263,52 @@ pub(crate) fn refine(mut p: Partition, threads: Threads) -> Partition {
                 .ok()
         })
         .flatten();
-    while !dirty.is_empty() {
-        p.rounds += 1;
-        dirty.sort_unstable();
-        sig.collect();
-        match pool.as_ref().filter(|_| dirty.len() >= PARALLEL_THRESHOLD) {
-            Some(pool) => {
-                pool.install(|| recompute(&p, &mut sig, &dirty, &dirty_mark, threads, &mut buf))
-            }
-            None => recompute(&p, &mut sig, &dirty, &dirty_mark, Threads::ONE, &mut buf),
+    // The predecessor lists are only needed once the rounds become incremental: built on
+    // another worker meanwhile.
+    let (preds, tau_preds, mut state) = match &pool {
+        Some(pool) => {
+            let ((preds, tau_preds), state) = pool.install(|| {
+                let p = &p;
+                rayon::join(
+                    || {
+                        (
+                            Predecessors::of(p, false),
+                            p.branching.then(|| Predecessors::of(p, true)),
+                        )
+                    },
+                    || full_rounds(p, Some(pool)),
+                )
+            });
+            (preds, tau_preds, state)
         }
-        // Split the blocks that have dirty members, each by its dirty members' signatures.
-        by_block.clear();
-        by_block.extend(dirty.iter().map(|&x| (p.block[x as usize], x)));
-        by_block.sort_unstable();
-        changed.clear();
-        let mut at = 0;
-        while at < by_block.len() {
-            let b = by_block[at].0;
-            let mut upto = at;
-            while upto < by_block.len() && by_block[upto].0 == b {
-                upto += 1;
-            }
-            members.clear();
-            members.extend(by_block[at..upto].iter().map(|&(_, x)| x));
-            at = upto;
-            split_block(
-                &mut p,
-                &mut blocks,
-                &mut block_signature,
-                &sig,
-                &dirty_mark,
-                b,
-                &members,
-                first_round,
-                &mut changed,
-            );
+        None => {
+            let state = full_rounds(&p, None);
+            (
+                Predecessors::of(&p, false),
+                p.branching.then(|| Predecessors::of(&p, true)),
+                state,
+            )
         }
-        first_round = false;
-        for &x in &dirty {
-            dirty_mark[x as usize] = false;
-        }
-        dirty.clear();
-        // Next round: the changed nodes and their predecessors, closed under inert-tau
+    };
+    let FullState {
+        ref mut blocks,
+        ref mut block_signature,
+        ref mut sig,
+        ref mut changed,
+        ..
+    } = state;
+    p.block = std::mem::take(&mut state.block);
+    p.rounds += state.rounds;
+    let mut dirty_mark = vec![false; n];
+    let mut dirty: Vec<u32> = Vec::new();
+    let mut buf: Vec<u64> = Vec::new();
+    let mut by_block: Vec<(u32, u32)> = Vec::new();
+    let mut members: Vec<u32> = Vec::new();
+    let mut stack: Vec<u32> = Vec::new();
+    loop {
+        // This round: the changed nodes and their predecessors, closed under inert-tau
         // predecessors.
-        for &x in &changed {
+        for &x in changed.iter() {
             stack.push(x);
             stack.extend(
                 preds
@@ -346,9 +333,328 @@ pub(crate) fn refine(mut p: Partition, threads: Threads) -> Partition {
                 }
             }
         }
+        if dirty.is_empty() {
+            break;
+        }
+        p.rounds += 1;
+        dirty.sort_unstable();
+        sig.collect();
+        match pool.as_ref().filter(|_| dirty.len() >= PARALLEL_THRESHOLD) {
+            Some(pool) => {
+                pool.install(|| recompute(&p, sig, &dirty, &dirty_mark, threads, &mut buf))
+            }
+            None => recompute(&p, sig, &dirty, &dirty_mark, Threads::ONE, &mut buf),
+        }
+        // Split the blocks that have dirty members, each by its dirty members' signatures.
+        by_block.clear();
+        by_block.extend(dirty.iter().map(|&x| (p.block[x as usize], x)));
+        by_block.sort_unstable();
+        changed.clear();
+        let mut at = 0;
+        while at < by_block.len() {
+            let b = by_block[at].0;
+            let mut upto = at;
+            while upto < by_block.len() && by_block[upto].0 == b {
+                upto += 1;
+            }
+            members.clear();
+            members.extend(by_block[at..upto].iter().map(|&(_, x)| x));
+            at = upto;
+            split_block(
+                &mut p,
+                blocks,
+                block_signature,
+                sig,
+                &dirty_mark,
+                b,
+                &members,
+                changed,
+            );
+        }
+        for &x in &dirty {
+            dirty_mark[x as usize] = false;
+        }
+        dirty.clear();
     }
     p.num_blocks = blocks.first.len() as u32;
     p
+}
+
+/// What the full rounds leave for the incremental ones.
+struct FullState {
+    blocks: Blocks,
+    /// The signature of each block's members.
+    block_signature: Vec<Vec<u64>>,
+    /// Every node's signature, under the partition before the last full round.
+    sig: Signatures,
+    /// The nodes the last full round moved to another block.
+    changed: Vec<u32>,
+    /// The block of each node.
+    block: Vec<u32>,
+    /// Number of full rounds.
+    rounds: u32,
+}
+
+/// Full rounds from the partition with every node in block 0, while they move many nodes
+/// (at least one in [`FULL_ROUND_FRACTION`]); at least one.
+fn full_rounds(p: &Partition, pool: Option<&rayon::ThreadPool>) -> FullState {
+    let n = p.graph.num_nodes();
+    let mut block = vec![0u32; n];
+    let mut rounds = 0;
+    let mut block_signature: Vec<Vec<u64>> = vec![Vec::new()];
+    // Branching signatures hold their inert successors'; room that is never used costs no memory.
+    let mut sig = Signatures::new(n, 4 * (p.graph.num_edges() + n));
+    let mut changed: Vec<u32> = Vec::new();
+    let mut scratch = FullScratch::default();
+    loop {
+        rounds += 1;
+        full_round(
+            p,
+            &mut block,
+            &mut sig,
+            &mut block_signature,
+            &mut changed,
+            pool,
+            &mut scratch,
+        );
+        if changed.len() * FULL_ROUND_FRACTION < n {
+            break;
+        }
+    }
+    // The blocks as ranges of one array (each block's nodes in increasing order).
+    let count = block_signature.len();
+    let mut first = vec![0u32; count + 1];
+    for &b in &block {
+        first[b as usize + 1] += 1;
+    }
+    for b in 0..count {
+        first[b + 1] += first[b];
+    }
+    let end = first[1..].to_vec();
+    first.truncate(count);
+    let mut fill = first.clone();
+    let mut elems = vec![0u32; n];
+    let mut pos = vec![0u32; n];
+    for (x, &b) in block.iter().enumerate() {
+        let at = &mut fill[b as usize];
+        elems[*at as usize] = x as u32;
+        pos[x] = *at;
+        *at += 1;
+    }
+    FullState {
+        blocks: Blocks {
+            elems,
+            pos,
+            first,
+            end,
+        },
+        block_signature,
+        sig,
+        changed,
+        block,
+        rounds,
+    }
+}
+
+/// Buffers reused by the full rounds.
+#[derive(Default)]
+struct FullScratch {
+    level: Vec<u32>,
+    by_level: Vec<u32>,
+    level_first: Vec<usize>,
+    buf: Vec<u64>,
+    hashes: Vec<u64>,
+    group_of: Vec<u32>,
+}
+
+/// One full round: every node's signature under `block`, then every block split by its
+/// members' signatures: the largest group keeps the block's id (the one with the smallest
+/// node among equals), the others get fresh ids in order of their smallest nodes. Pushes the
+/// nodes that got a new id onto `changed` (cleared first), in increasing order.
+fn full_round(
+    p: &Partition,
+    block: &mut [u32],
+    sig: &mut Signatures,
+    block_signature: &mut Vec<Vec<u64>>,
+    changed: &mut Vec<u32>,
+    pool: Option<&rayon::ThreadPool>,
+    scratch: &mut FullScratch,
+) {
+    let n = p.graph.num_nodes();
+    sig.collect();
+    match pool.filter(|_| n >= PARALLEL_THRESHOLD) {
+        Some(pool) => pool.install(|| all_signatures_by_level(p, block, sig, scratch)),
+        None => {
+            for x in 0..n as u32 {
+                signature_of(p, block, sig, x, &mut scratch.buf);
+                sig.set(x, &scratch.buf);
+            }
+        }
+    }
+    // The keys' hashes, in parallel.
+    let hashes = &mut scratch.hashes;
+    hashes.clear();
+    hashes.resize(n, 0);
+    let hash_of = |x: usize| HashedKey::new(block[x], sig.of(x as u32)).hash();
+    match pool.filter(|_| n >= PARALLEL_THRESHOLD) {
+        Some(pool) => pool.install(|| {
+            hashes
+                .par_chunks_mut(4096)
+                .enumerate()
+                .for_each(|(i, chunk)| {
+                    for (j, h) in chunk.iter_mut().enumerate() {
+                        *h = hash_of(i * 4096 + j);
+                    }
+                })
+        }),
+        None => {
+            for (x, h) in hashes.iter_mut().enumerate() {
+                *h = hash_of(x);
+            }
+        }
+    }
+    // Groups of (block, signature) in order of first appearance; the largest group of each
+    // block keeps the block's id (the first among equals), so that a node changes id only
+    // when it lands in at most half of its block.
+    let group_of = &mut scratch.group_of;
+    group_of.clear();
+    let mut groups: Vec<(u32, u32, u32)> = Vec::new(); // (block, size, a member)
+    {
+        let mut ids: FxHashMap<HashedKey<'_>, u32> = FxHashMap::default();
+        ids.reserve(block_signature.len().max(1024));
+        for x in 0..n {
+            let b = block[x];
+            let key = HashedKey::with_hash(hashes[x], b, sig.of(x as u32));
+            let g = *ids.entry(key).or_insert_with(|| {
+                groups.push((b, 0, x as u32));
+                (groups.len() - 1) as u32
+            });
+            groups[g as usize].1 += 1;
+            group_of.push(g);
+        }
+    }
+    let old_count = block_signature.len();
+    let mut keeper = vec![u32::MAX; old_count];
+    for (g, &(b, size, _)) in groups.iter().enumerate() {
+        let k = &mut keeper[b as usize];
+        if *k == u32::MAX || size > groups[*k as usize].1 {
+            *k = g as u32;
+        }
+    }
+    let id_of_group: Vec<u32> = groups
+        .iter()
+        .enumerate()
+        .map(|(g, &(b, _, member))| {
+            let signature = sig.of(member).to_vec();
+            if keeper[b as usize] == g as u32 {
+                block_signature[b as usize] = signature;
+                b
+            } else {
+                block_signature.push(signature);
+                (block_signature.len() - 1) as u32
+            }
+        })
+        .collect();
+    changed.clear();
+    for (x, &g) in group_of.iter().enumerate() {
+        let id = id_of_group[g as usize];
+        if id != block[x] {
+            block[x] = id;
+            changed.push(x as u32);
+        }
+    }
+}
+
+/// Every node's signature under `block`, in parallel: a node waits for its inert successors,
+/// so the nodes go in levels (level 0: no inert successor; level k + 1: inert successors of
+/// level k at most), each level's nodes computed in parallel.
+fn all_signatures_by_level(
+    p: &Partition,
+    block: &[u32],
+    sig: &mut Signatures,
+    scratch: &mut FullScratch,
+) {
+    let n = p.graph.num_nodes();
+    let FullScratch {
+        level,
+        by_level,
+        level_first,
+        buf,
+        ..
+    } = scratch;
+    level.clear();
+    level.resize(n, 0);
+    let mut levels = 1usize;
+    if p.branching {
+        // Tau edges go to smaller nodes: inert successors come first.
+        for x in 0..n as u32 {
+            let mut l = 0u32;
+            for (a, y) in p.graph.edges(x) {
+                if a != TAU {
+                    // Edges are sorted by label: tau (0) first.
+                    break;
+                }
+                if block[y as usize] == block[x as usize] {
+                    l = l.max(level[y as usize] + 1);
+                }
+            }
+            level[x as usize] = l;
+            levels = levels.max(l as usize + 1);
+        }
+    }
+    level_first.clear();
+    level_first.resize(levels + 1, 0);
+    for &l in level.iter() {
+        level_first[l as usize + 1] += 1;
+    }
+    for l in 0..levels {
+        level_first[l + 1] += level_first[l];
+    }
+    by_level.clear();
+    by_level.resize(n, 0);
+    {
+        let mut fill = level_first.clone();
+        for (x, &l) in level.iter().enumerate() {
+            by_level[fill[l as usize]] = x as u32;
+            fill[l as usize] += 1;
+        }
+    }
+    let workers = rayon::current_num_threads();
+    for l in 0..levels {
+        let nodes = &by_level[level_first[l]..level_first[l + 1]];
+        if nodes.len() < PARALLEL_THRESHOLD {
+            for &x in nodes {
+                signature_of(p, block, sig, x, buf);
+                sig.set(x, buf);
+            }
+            continue;
+        }
+        let chunk = nodes.len().div_ceil(4 * workers).max(256);
+        let computed: Vec<(Vec<u64>, Vec<u32>)> = {
+            let sig: &Signatures = sig;
+            nodes
+                .par_chunks(chunk)
+                .map(|xs| {
+                    let mut buf = Vec::new();
+                    let mut data = Vec::with_capacity(4 * xs.len());
+                    let mut lens = Vec::with_capacity(xs.len());
+                    for &x in xs {
+                        signature_of(p, block, sig, x, &mut buf);
+                        data.extend_from_slice(&buf);
+                        lens.push(buf.len() as u32);
+                    }
+                    (data, lens)
+                })
+                .collect()
+        };
+        for (xs, (data, lens)) in nodes.chunks(chunk).zip(computed) {
+            let mut at = 0;
+            for (&x, &len) in xs.iter().zip(&lens) {
+                sig.set(x, &data[at..at + len as usize]);
+                at += len as usize;
+            }
+        }
+    }
 }
 
 /// Splits block `b` by the signatures of its dirty members `dirty` (in increasing order);
@@ -362,14 +668,9 @@ fn split_block(
     dirty_mark: &[bool],
     b: u32,
     dirty: &[u32],
-    first_round: bool,
     changed: &mut Vec<u32>,
 ) {
-    let unchanged = if first_round {
-        0
-    } else {
-        blocks.size(b) as usize - dirty.len()
-    };
+    let unchanged = blocks.size(b) as usize - dirty.len();
     // Groups of dirty members by signature, in order of first appearance; the group with
     // the block's signature joins the unchanged members (the "stay" group).
     let mut index: FxHashMap<&[u64], usize> = FxHashMap::default();

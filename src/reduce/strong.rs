@@ -21,9 +21,11 @@
 //! The result, as a partition of the nodes, does not depend on the order of the steps; the
 //! block ids do, but [`super::quotient`] renumbers blocks canonically.
 
+use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
-use super::refinement::{pack, Partition};
+use super::refinement::{pack, Graph, HashedKey, Partition};
+use crate::threads::Threads;
 use crate::ts::Label;
 
 /// The nodes, in blocks that are contiguous ranges of one array, with room to mark a prefix
@@ -226,55 +228,98 @@ impl Constellations {
     }
 }
 
-/// Room for the signatures of one round.
+/// The signatures of one round of a range of nodes: node `first + i`'s is
+/// `data[start[i]..start[i + 1]]`, with the hash of its key in `hash[i]`.
 #[derive(Default)]
-struct SignatureArena {
+struct SignatureChunk {
+    first: usize,
     data: Vec<u64>,
     start: Vec<usize>,
+    hash: Vec<u64>,
+}
+
+impl SignatureChunk {
+    /// Computes the signatures of nodes `first..end` under `block`.
+    fn compute(&mut self, p: &Partition, block: &[u32], first: usize, end: usize) {
+        let (labels, targets) = (p.graph.labels(), p.graph.targets());
+        self.first = first;
+        self.data.clear();
+        self.start.clear();
+        self.hash.clear();
+        self.start.push(0);
+        for x in first as u32..end as u32 {
+            let (lo, hi) = p.graph.range(x);
+            let at = self.data.len();
+            self.data.extend(
+                labels[lo..hi]
+                    .iter()
+                    .zip(&targets[lo..hi])
+                    .map(|(&a, &y)| pack(a, block[y as usize])),
+            );
+            let sig = &mut self.data[at..];
+            // Edges come sorted by (label, target): often already sorted by (label, block).
+            if sig.windows(2).any(|w| w[0] >= w[1]) {
+                sig.sort_unstable();
+                let mut kept = at;
+                for i in at..self.data.len() {
+                    if i == at || self.data[i] != self.data[kept - 1] {
+                        self.data[kept] = self.data[i];
+                        kept += 1;
+                    }
+                }
+                self.data.truncate(kept);
+            }
+            self.start.push(self.data.len());
+            let key = HashedKey::new(block[x as usize], &self.data[at..]);
+            self.hash.push(key.hash());
+        }
+    }
 }
 
 /// One round of signature refinement: the new block of each node (ids in order of first
 /// appearance) and the number of blocks. A node's signature is its block and the set of
-/// (label, target block) of its edges.
-fn signature_round(p: &Partition, block: &[u32], arena: &mut SignatureArena) -> (Vec<u32>, u32) {
+/// (label, target block) of its edges. The signatures are computed in chunks of nodes, in
+/// parallel on `pool`; the numbering is sequential, in node order.
+fn signature_round(
+    p: &Partition,
+    block: &[u32],
+    chunks: &mut Vec<SignatureChunk>,
+    pool: Option<&rayon::ThreadPool>,
+) -> (Vec<u32>, u32) {
     let n = p.graph.num_nodes();
-    let (labels, targets) = (p.graph.labels(), p.graph.targets());
-    arena.data.clear();
-    arena.start.clear();
-    arena.start.push(0);
-    for x in 0..n as u32 {
-        let (lo, hi) = p.graph.range(x);
-        let at = arena.data.len();
-        arena.data.extend(
-            labels[lo..hi]
-                .iter()
-                .zip(&targets[lo..hi])
-                .map(|(&a, &y)| pack(a, block[y as usize])),
-        );
-        let sig = &mut arena.data[at..];
-        // Edges come sorted by (label, target): often already sorted by (label, block).
-        if sig.windows(2).any(|w| w[0] >= w[1]) {
-            sig.sort_unstable();
-            let mut kept = at;
-            for i in at..arena.data.len() {
-                if i == at || arena.data[i] != arena.data[kept - 1] {
-                    arena.data[kept] = arena.data[i];
-                    kept += 1;
-                }
+    let pieces = match pool {
+        Some(pool) if n >= 4096 => 4 * pool.current_num_threads(),
+        _ => 1,
+    };
+    let size = n.div_ceil(pieces).max(1);
+    chunks.resize_with(n.div_ceil(size), SignatureChunk::default);
+    match pool {
+        Some(pool) if chunks.len() > 1 => pool.install(|| {
+            chunks
+                .par_iter_mut()
+                .enumerate()
+                .for_each(|(i, chunk)| chunk.compute(p, block, i * size, ((i + 1) * size).min(n)))
+        }),
+        _ => {
+            for (i, chunk) in chunks.iter_mut().enumerate() {
+                chunk.compute(p, block, i * size, ((i + 1) * size).min(n));
             }
-            arena.data.truncate(kept);
         }
-        arena.start.push(arena.data.len());
     }
-    let mut ids: FxHashMap<(u32, &[u64]), u32> = FxHashMap::default();
+    let mut ids: FxHashMap<HashedKey<'_>, u32> = FxHashMap::default();
     ids.reserve(n.min(1 << 16));
-    let next: Vec<u32> = (0..n)
-        .map(|x| {
-            let key = (block[x], &arena.data[arena.start[x]..arena.start[x + 1]]);
+    let mut next = Vec::with_capacity(n);
+    for chunk in chunks.iter() {
+        for i in 0..chunk.start.len() - 1 {
+            let key = HashedKey::with_hash(
+                chunk.hash[i],
+                block[chunk.first + i],
+                &chunk.data[chunk.start[i]..chunk.start[i + 1]],
+            );
             let fresh = ids.len() as u32;
-            *ids.entry(key).or_insert(fresh)
-        })
-        .collect();
+            next.push(*ids.entry(key).or_insert(fresh));
+        }
+    }
     let count = ids.len() as u32;
     (next, count)
 }
@@ -287,88 +332,160 @@ const SIGNATURE_GROWTH: f64 = 1.5;
 /// bisimulation: signature rounds while they multiply the number of blocks (each costs one
 /// pass over the edges, and a few such rounds often finish the job), then the splitter steps
 /// above from their partition. `p.rounds` counts the signature rounds and the splitters.
-pub(crate) fn refine(p: Partition) -> Partition {
-    refine_with(p, |rounds, growth| rounds < 2 || growth >= SIGNATURE_GROWTH)
+pub(crate) fn refine(p: Partition, threads: Threads) -> Partition {
+    refine_with(p, threads, |rounds, growth| {
+        rounds < 2 || growth >= SIGNATURE_GROWTH
+    })
 }
 
-/// As [`refine`], with signature rounds while `keep_signing(rounds so far, growth of the
-/// last round)` (at least one: it makes the blocks stable with respect to (a, all nodes)).
-fn refine_with(mut p: Partition, keep_signing: impl Fn(u32, f64) -> bool) -> Partition {
+/// The signature rounds of [`refine_with`] from the partition with one block: the blocks,
+/// their number, the number of rounds and whether the partition is already stable.
+fn signature_phase(
+    p: &Partition,
+    pool: Option<&rayon::ThreadPool>,
+    keep_signing: &(impl Fn(u32, f64) -> bool + Sync),
+) -> (Vec<u32>, u32, u32, bool) {
     let n = p.graph.num_nodes();
-    if n == 0 {
-        p.num_blocks = 0;
-        return p;
-    }
     let mut block = vec![0u32; n];
     let mut count = 1u32;
-    let mut arena = SignatureArena::default();
+    let mut chunks = Vec::new();
+    let mut rounds = 0;
     loop {
-        p.rounds += 1;
-        let (next, next_count) = signature_round(&p, &block, &mut arena);
+        rounds += 1;
+        let (next, next_count) = signature_round(p, &block, &mut chunks, pool);
         let stable = next_count == count;
         let growth = f64::from(next_count) / f64::from(count);
         block = next;
         count = next_count;
         if stable || count as usize == n {
-            p.num_blocks = count;
-            p.block = block;
-            return p;
+            return (block, count, rounds, true);
         }
-        if !keep_signing(p.rounds, growth) {
-            break;
+        if !keep_signing(p.rounds + rounds, growth) {
+            return (block, count, rounds, false);
         }
     }
-    drop(arena);
-    let m = p.graph.num_edges();
-    let labels = p.graph.labels();
-    // The edges into each node, as (label, source, edge) sorted by label and source.
-    let mut in_first = vec![0u32; n + 1];
-    for &y in p.graph.targets() {
-        in_first[y as usize + 1] += 1;
-    }
-    for x in 0..n {
-        in_first[x + 1] += in_first[x];
-    }
-    let mut in_edges: Vec<(Label, u32, u32)> = vec![(0, 0, 0); m];
-    {
-        // Filling in order of source makes each node's list sorted by source; a stable sort
-        // by label per node then gives (label, source) order.
-        let mut fill = in_first.clone();
+}
+
+/// The tables of the splitter phase, which depend on the graph alone.
+struct SplitterTables {
+    /// The edges into each node `y`: `in_edges[in_first[y]..in_first[y + 1]]`, as
+    /// (label, source, edge) sorted by label and source.
+    in_first: Vec<u32>,
+    in_edges: Vec<(Label, u32, u32)>,
+    /// One counter per (node, label) to start with (the constellation of all nodes), holding
+    /// the number of the node's edges with the label; `edge_counter` gives each edge's.
+    counter: Vec<u32>,
+    edge_counter: Vec<u32>,
+}
+
+impl SplitterTables {
+    fn of(graph: &Graph) -> SplitterTables {
+        let n = graph.num_nodes();
+        let m = graph.num_edges();
+        let labels = graph.labels();
+        let mut in_first = vec![0u32; n + 1];
+        for &y in graph.targets() {
+            in_first[y as usize + 1] += 1;
+        }
+        for x in 0..n {
+            in_first[x + 1] += in_first[x];
+        }
+        let mut in_edges: Vec<(Label, u32, u32)> = vec![(0, 0, 0); m];
+        {
+            // Filling in order of source makes each node's list sorted by source; a stable
+            // sort by label per node then gives (label, source) order.
+            let mut fill = in_first.clone();
+            for x in 0..n as u32 {
+                let (lo, hi) = graph.range(x);
+                for (i, (&a, &y)) in labels[lo..hi]
+                    .iter()
+                    .zip(&graph.targets()[lo..hi])
+                    .enumerate()
+                {
+                    in_edges[fill[y as usize] as usize] = (a, x, (lo + i) as u32);
+                    fill[y as usize] += 1;
+                }
+            }
+            for y in 0..n {
+                let list = &mut in_edges[in_first[y] as usize..in_first[y + 1] as usize];
+                if list.windows(2).any(|w| w[0].0 > w[1].0) {
+                    list.sort_by_key(|&(a, _, _)| a);
+                }
+            }
+        }
+        // The edges of a node are sorted by label.
+        let mut counter: Vec<u32> = Vec::with_capacity(m);
+        let mut edge_counter = vec![0u32; m];
         for x in 0..n as u32 {
-            let (lo, hi) = p.graph.range(x);
-            for (i, (&a, &y)) in labels[lo..hi]
-                .iter()
-                .zip(&p.graph.targets()[lo..hi])
-                .enumerate()
-            {
-                in_edges[fill[y as usize] as usize] = (a, x, (lo + i) as u32);
-                fill[y as usize] += 1;
+            let (lo, hi) = graph.range(x);
+            let mut at = lo;
+            while at < hi {
+                let mut upto = at + 1;
+                while upto < hi && labels[upto] == labels[at] {
+                    upto += 1;
+                }
+                edge_counter[at..upto].fill(counter.len() as u32);
+                counter.push((upto - at) as u32);
+                at = upto;
             }
         }
-        for y in 0..n {
-            let list = &mut in_edges[in_first[y] as usize..in_first[y + 1] as usize];
-            if list.windows(2).any(|w| w[0].0 > w[1].0) {
-                list.sort_by_key(|&(a, _, _)| a);
-            }
-        }
-    }
-    // One counter per (node, label) to start with (the constellation of all nodes); the
-    // edges of a node are sorted by label.
-    let mut counter: Vec<u32> = Vec::with_capacity(m);
-    let mut edge_counter = vec![0u32; m];
-    for x in 0..n as u32 {
-        let (lo, hi) = p.graph.range(x);
-        let mut at = lo;
-        while at < hi {
-            let mut upto = at + 1;
-            while upto < hi && labels[upto] == labels[at] {
-                upto += 1;
-            }
-            edge_counter[at..upto].fill(counter.len() as u32);
-            counter.push((upto - at) as u32);
-            at = upto;
+        SplitterTables {
+            in_first,
+            in_edges,
+            counter,
+            edge_counter,
         }
     }
+}
+
+/// As [`refine`], with signature rounds while `keep_signing(rounds so far, growth of the
+/// last round)` (at least one: it makes the blocks stable with respect to (a, all nodes)).
+fn refine_with(
+    mut p: Partition,
+    threads: Threads,
+    keep_signing: impl Fn(u32, f64) -> bool + Sync,
+) -> Partition {
+    let n = p.graph.num_nodes();
+    if n == 0 {
+        p.num_blocks = 0;
+        return p;
+    }
+    let pool = (threads.get() > 1 && n >= 4096)
+        .then(|| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads.get())
+                .build()
+                .ok()
+        })
+        .flatten();
+    // The splitter phase's tables depend on the graph alone: with a second worker they are
+    // built while the signature rounds run (and dropped if those finish the job).
+    let (signed, tables) = match &pool {
+        Some(pool) => {
+            let q = &p;
+            let (tables, signed) = pool.install(|| {
+                rayon::join(
+                    || SplitterTables::of(&q.graph),
+                    || signature_phase(q, Some(pool), &keep_signing),
+                )
+            });
+            (signed, Some(tables))
+        }
+        None => (signature_phase(&p, None, &keep_signing), None),
+    };
+    let (block, count, rounds, finished) = signed;
+    p.rounds += rounds;
+    if finished {
+        p.num_blocks = count;
+        p.block = block;
+        return p;
+    }
+    let SplitterTables {
+        in_first,
+        in_edges,
+        mut counter,
+        mut edge_counter,
+    } = tables.unwrap_or_else(|| SplitterTables::of(&p.graph));
 
     // The signature rounds left every block stable with respect to (a, all nodes).
     let mut blocks = Blocks::from_partition(block, count);
@@ -451,6 +568,7 @@ mod tests {
     use crate::lts::Lts;
     use crate::reduce::refinement::{partition_with_history, prepare};
     use crate::reduce::Equivalence;
+    use crate::threads::Threads;
 
     /// Whether two block assignments are the same partition.
     fn same_partition(a: &[u32], b: &[u32]) -> bool {
@@ -485,9 +603,9 @@ mod tests {
         #[test]
         fn both_phases_match_signature_refinement(lts in lts_strategy()) {
             let expected = partition_with_history(&lts, Equivalence::Strong).block;
-            let splitters = refine_with(prepare(&lts, Equivalence::Strong), |_, _| false);
+            let splitters = refine_with(prepare(&lts, Equivalence::Strong), Threads::ONE, |_, _| false);
             prop_assert!(same_partition(&splitters.block, &expected));
-            let signatures = refine_with(prepare(&lts, Equivalence::Strong), |_, _| true);
+            let signatures = refine_with(prepare(&lts, Equivalence::Strong), Threads::ONE, |_, _| true);
             prop_assert!(same_partition(&signatures.block, &expected));
             prop_assert_eq!(splitters.num_blocks, signatures.num_blocks);
         }
