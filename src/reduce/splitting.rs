@@ -15,10 +15,19 @@
 //! a contiguous range of one array per block, so moving a group out costs its size and a
 //! round costs what its dirty nodes cost, never a scan of whole blocks.
 //!
-//! With several threads, the signatures of a round are computed in parallel (for the
-//! branching bisimulations: those of the dirty nodes without a dirty inert successor; the
-//! others after them, in increasing order); the grouping stays sequential in node order, so
-//! the partition and its block ids do not depend on the number of threads.
+//! The first rounds are *full* rounds, as long as each moves at least one node in
+//! [`FULL_ROUND_FRACTION`] to a new block: while most nodes are dirty anyway, recomputing every
+//! signature and numbering the (block, signature) pairs through one hash table costs less than
+//! tracking the dirty nodes and splitting block by block. A full round keeps the same rule:
+//! each block's largest group keeps its id, so the incremental rounds that follow start from a
+//! state they could have reached themselves.
+//!
+//! With several threads, the signatures of a round are computed in parallel (full rounds: level
+//! by level, a node's level being one more than its inert successors'; incremental rounds: the
+//! dirty nodes without a dirty inert successor, then the others in increasing order), and so
+//! are the hashes of a full round's keys and the predecessor lists (while the full rounds
+//! run); the grouping stays sequential in node order, so the partition and its block ids do not
+//! depend on the number of threads.
 
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
