@@ -487,6 +487,7 @@ fn without_timings(value: &Value) -> Value {
 #[test]
 fn distributed_checks_give_the_single_process_verdicts_counts_and_counterexamples() {
     let scripts = [
+        "examples/dining_philosophers.csp",
         "examples/bounded_buffer.csp",
         "examples/alternating_bit.csp",
         "examples/mutual_exclusion.csp",

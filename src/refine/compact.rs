@@ -26,8 +26,10 @@ use crate::dist::pairs::{pair_key, search_pairs, PairOptions};
 use crate::dist::Connector;
 use crate::explore::compact::CompactSet;
 use crate::explore::{
-    Engine, LevelWriter, Offer, ProvisionalId, RunOptions, StopReason, StopSignal, Visited,
+    Driven, Engine, Found, LevelWriter, Offer, ProvisionalId, RunOptions, StopReason, StopSignal,
+    Visited,
 };
+use crate::ts::Label;
 
 /// The visited pairs of a compact product search: exact pairs packed into one `u64` each.
 pub(crate) struct PackedPairs {
@@ -106,7 +108,6 @@ pub(crate) struct CompactSearch {
 pub(crate) fn search<D>(
     engine: &Engine,
     product: &D,
-    nf: &SharedNormalForm<'_>,
     bits: u32,
     opts: &RunOptions,
     stop: &StopSignal,
@@ -124,7 +125,8 @@ where
     if pairs.overflowed() {
         return None;
     }
-    let mut stats = super::run_stats(&run, nf, engine);
+    // Nodes are counted by the caller.
+    let mut stats = super::run_stats(&run, 0, engine);
     stats.pair_bytes = Some(pairs.bytes());
     Some(CompactSearch {
         stats,
@@ -154,7 +156,7 @@ pub(crate) fn distributable(model: Model, nf: &SharedNormalForm<'_>, bits: u32) 
 /// ([`distributable`]).
 pub(crate) fn search_distributed<D>(
     product: &D,
-    nf: &SharedNormalForm<'_>,
+    spec_sets: u64,
     bits: u32,
     connect: &Connector,
     opts: &RunOptions,
@@ -181,7 +183,7 @@ where
             antichain_misses: pairs,
             max_antichain: pairs,
             transitions: searched.transitions,
-            spec_sets: nf.num_sets() as u64,
+            spec_sets,
             pair_bytes: Some(searched.bytes),
             seconds: 0.0,
             levels: searched.levels,
@@ -190,6 +192,28 @@ where
         violated: searched.violated,
         stopped: searched.stopped,
     })
+}
+
+/// A system searched on its own (a property test) as a product with the single node 0, so
+/// that the compact and distributed searches of products serve it too.
+pub(crate) struct AlonePairs<'a, D>(pub(crate) &'a D);
+
+impl<D: Driven<State = u64>> Driven for AlonePairs<'_, D> {
+    type State = (u32, u64);
+    type Witness = D::Witness;
+
+    fn initial_state(&self) -> (u32, u64) {
+        (0, self.0.initial_state())
+    }
+
+    fn expand(
+        &self,
+        &(_, state): &(u32, u64),
+        emit: &mut dyn FnMut(Label, (u32, u64)),
+    ) -> Option<Found<D::Witness>> {
+        self.0
+            .expand(&state, &mut |label, target| emit(label, (0, target)))
+    }
 }
 
 #[cfg(test)]

@@ -229,6 +229,7 @@ pub fn search_determinism<T: TransitionSystem>(
         states: run.stats.states,
         transitions: run.stats.transitions,
         levels: run.stats.levels,
+        visited_bytes: None,
         seconds: start.elapsed().as_secs_f64(),
     })
 }

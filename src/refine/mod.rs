@@ -491,7 +491,7 @@ pub fn check_system<I: TransitionSystem>(
             Some(connect) if compact::distributable(model, &nf, encoded.bits()) => {
                 Some(compact::search_distributed(
                     &product,
-                    &nf,
+                    nf.num_sets() as u64,
                     encoded.bits(),
                     connect,
                     &run_opts,
@@ -499,8 +499,7 @@ pub fn check_system<I: TransitionSystem>(
                 )?)
             }
             _ if system_opts.compact => {
-                let searched =
-                    compact::search(engine, &product, &nf, encoded.bits(), &run_opts, stop);
+                let searched = compact::search(engine, &product, encoded.bits(), &run_opts, stop);
                 if searched.is_none() {
                     // A node did not fit beside the encodings (the search stopped as if
                     // full): the indexed search decides.
@@ -516,6 +515,7 @@ pub fn check_system<I: TransitionSystem>(
             }
             if !searched.violated {
                 let mut stats = searched.stats;
+                stats.spec_sets = nf.num_sets() as u64;
                 stats.seconds = start.elapsed().as_secs_f64();
                 return Ok(SystemCheck {
                     result: CheckResult {
@@ -546,7 +546,7 @@ pub fn check_system<I: TransitionSystem>(
     if let Some(reason) = run.stats.stopped {
         return Err(RefineError::Stopped(reason));
     }
-    let mut stats = run_stats(&run, &nf, engine);
+    let mut stats = run_stats(&run, nf.num_sets() as u64, engine);
     let mut impl_state = None;
     let mut impl_path = Vec::new();
     let counterexample = run.witness.as_ref().map(|w| {
@@ -661,11 +661,7 @@ pub fn check_system<I: TransitionSystem>(
 }
 
 /// The statistics of a product search (time not filled in).
-pub(crate) fn run_stats<S, W>(
-    run: &Run<S, W>,
-    nf: &SharedNormalForm<'_>,
-    engine: &Engine,
-) -> CheckStats {
+pub(crate) fn run_stats<S, W>(run: &Run<S, W>, spec_sets: u64, engine: &Engine) -> CheckStats {
     // A frontier-only run holds its last level only: count pairs from its statistics.
     let pairs = run.stats.states;
     CheckStats {
@@ -687,7 +683,7 @@ pub(crate) fn run_stats<S, W>(
         antichain_misses: pairs,
         max_antichain: run.max_held,
         transitions: run.stats.transitions,
-        spec_sets: nf.num_sets() as u64,
+        spec_sets,
         pair_bytes: None,
         seconds: 0.0,
         levels: run.stats.levels,

@@ -10,6 +10,7 @@
 
 use std::time::Instant;
 
+use super::compact;
 use super::divergence::DivergenceMemo;
 use super::properties::{PropertyCounterexample, PropertyViolation};
 use super::{Model, RefineError, SystemOptions};
@@ -40,6 +41,9 @@ pub struct PropertySearch<S> {
     pub transitions: u64,
     /// Breadth-first levels searched.
     pub levels: u32,
+    /// Bytes of the visited set, where the search kept it compactly (a distributed search
+    /// that found the property to hold).
+    pub visited_bytes: Option<u64>,
     /// Wall-clock time, in seconds.
     pub seconds: f64,
 }
@@ -117,6 +121,40 @@ pub fn search_property<T: TransitionSystem>(
     if ts.state_number(&ts.initial_state()).is_none() {
         return Err(RefineError::Unnumbered);
     }
+    // With the processes of a distributed run: the states, packed, shared among them. A
+    // property that holds ends there; a violation is searched for again below, in this
+    // process, for its canonical shortest counterexample (at the same level).
+    let encoded = crate::explore::compact::Packed::new(ts);
+    if let (Some(connect), Some(encoded)) = (&system_opts.distributed, encoded) {
+        let alone = Tested {
+            ts: &encoded,
+            property,
+            tick,
+            divergence: DivergenceMemo::new(&encoded, stop.clone()),
+        };
+        let searched = compact::search_distributed(
+            &compact::AlonePairs(&alone),
+            0,
+            encoded.bits(),
+            connect,
+            &opts,
+            stop,
+        )?;
+        if let Some(reason) = searched.stopped {
+            return Err(RefineError::Stopped(reason));
+        }
+        if !searched.violated {
+            return Ok(PropertySearch {
+                counterexample: None,
+                state: None,
+                states: searched.stats.pairs_discovered,
+                transitions: searched.stats.transitions,
+                levels: searched.stats.levels,
+                visited_bytes: searched.stats.pair_bytes,
+                seconds: start.elapsed().as_secs_f64(),
+            });
+        }
+    }
     let run = engine.run(&tested, &NumberedVisited::new(ts), &opts, stop);
     if let Some(reason) = run.stats.stopped {
         return Err(RefineError::Stopped(reason));
@@ -142,6 +180,7 @@ pub fn search_property<T: TransitionSystem>(
         states: run.stats.states,
         transitions: run.stats.transitions,
         levels: run.stats.levels,
+        visited_bytes: None,
         seconds: start.elapsed().as_secs_f64(),
     })
 }

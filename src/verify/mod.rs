@@ -793,7 +793,7 @@ impl Decided {
                 states: searched.states,
                 transitions: searched.transitions,
                 levels: searched.levels,
-                visited_bytes: None,
+                visited_bytes: searched.visited_bytes,
             },
         }
     }
