@@ -238,18 +238,6 @@ const FAIL_NOT_REJECTED: &[(&str, &str)] = &[
         "`extensions` of a complete event is {} to weft; libcspm rejects it statically",
     ),
     (
-        "typechecker/should_fail/fields_5.csp",
-        "a static error of dot types: weft's type checker gives dotted values and dot patterns an unconstrained type (weft checks them as values are computed)",
-    ),
-    (
-        "typechecker/should_fail/fields_6.csp",
-        "a static error of dot types: weft's type checker gives dotted values and dot patterns an unconstrained type (weft checks them as values are computed)",
-    ),
-    (
-        "typechecker/should_fail/non_inputable_sets.csp",
-        "a static error of dot types: weft's type checker gives dotted values and dot patterns an unconstrained type (weft checks them as values are computed)",
-    ),
-    (
         "evaluator/should_fail/non_rect.csp",
         "weft supports non-rectangular field types (libcspm refuses `extensions` of them)",
     ),

@@ -442,6 +442,30 @@ impl Checker<'_> {
             .as_ref()
             .filter(|fs| fs.len() == p.fields.len())
             .cloned();
+        // inputs without dots each take at least one field: more of them than the channel
+        // has fields is no event (`e?x?y` over `channel e : M`, even when `M`'s values are
+        // constructors with fields: an input never splits a field's value)
+        let only_plain_inputs = p.fields.iter().all(|f| match f {
+            Field::Output(_) => false,
+            Field::Input(pat, _) | Field::NondetInput(pat, _) => {
+                !matches!(pat.kind, PatKind::Dot(_) | PatKind::Both(..))
+            }
+        });
+        if only_plain_inputs {
+            if let Some(n) = self.channel_field_count(&p.event, &tev) {
+                if p.fields.len() > n {
+                    return Err(RawError::new(
+                        p.event.span,
+                        ErrorKind::Type,
+                        format!(
+                            "this prefix inputs {} field(s) from a channel of {n} field(s): \
+                             each input takes a whole field, so it is not an event",
+                            p.fields.len()
+                        ),
+                    ));
+                }
+            }
+        }
         let mut values = Vec::new();
         let mut pushed = 0;
         let r = (|| {
@@ -463,6 +487,22 @@ impl Checker<'_> {
                         if let Some(s) = set {
                             let ts = self.expr(s)?;
                             self.expect(&Ty::Set(Box::new(tp.clone())), &ts, s.span)?;
+                            // a field of an event is a complete value: a constructor or
+                            // channel still waiting for fields can never be input
+                            if let Ty::Set(inner) = self.vars.resolve(&ts) {
+                                if matches!(self.vars.resolve(&inner), Ty::Dotable(..)) {
+                                    return Err(RawError::new(
+                                        s.span,
+                                        ErrorKind::Type,
+                                        format!(
+                                            "the input draws from a set of values missing their \
+                                             fields (of type {}): a field of an event is a \
+                                             complete value, so none of them can be input",
+                                            self.vars.show(&inner)
+                                        ),
+                                    ));
+                                }
+                            }
                         }
                         values.push(tp);
                         pushed += self.push_binds(binds);
@@ -511,6 +551,29 @@ impl Checker<'_> {
             t = *r;
         }
         (t == Ty::Event).then_some(fields)
+    }
+
+    /// How many fields the channel `event` names (of type `t`) has, when each field's values
+    /// are certainly single values (not dotted values of a name type, typed loosely).
+    fn channel_field_count(&self, event: &Expr, t: &Ty) -> Option<usize> {
+        let ExprKind::Var(n) = &event.kind else {
+            return None;
+        };
+        if self.scope.iter().any(|(m, _)| m == n)
+            || !matches!(self.prog.globals.get(n), Some(GlobalKind::Chan(_)))
+        {
+            return None;
+        }
+        let mut count = 0;
+        let mut t = self.vars.resolve(t);
+        while let Ty::Dotable(a, r) = t {
+            if !(self.single_field(&a) || matches!(self.vars.resolve(&a), Ty::Data(..))) {
+                return None;
+            }
+            count += 1;
+            t = *r;
+        }
+        (t == Ty::Event).then_some(count)
     }
 
     /// Whether the values of type `t` are certainly single fields of an event (not dotted

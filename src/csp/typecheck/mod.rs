@@ -83,7 +83,8 @@ pub(crate) fn check(
         rigid_names: HashMap::new(),
         empty_fields: Vec::new(),
     };
-    let mut top = Vec::new();
+    let qualified = module_annotations(prog, annotations);
+    let mut top: Vec<&RawAnnotation> = qualified.iter().collect();
     let mut seen = std::collections::HashSet::new();
     for a in annotations {
         // an annotation read twice (the parser may read a declaration again) counts once
@@ -100,7 +101,7 @@ pub(crate) fn check(
                 .entry((s.file, s.lo))
                 .or_default()
                 .push(a),
-            crate::csp::syntax::parser::AnnotationScope::Module => {}
+            crate::csp::syntax::parser::AnnotationScope::Module(_) => {}
         }
     }
     // the prelude's definitions are not typed
@@ -110,4 +111,72 @@ pub(crate) fn check(
             .insert(d.name.clone(), Scheme::mono(Ty::Any));
     }
     checker.top_level(&top)
+}
+
+/// The annotations written inside modules, as top-level annotations of the flattened names
+/// they annotate (`f :: T` in module `M` annotates `M::f`, or each instance's copy of `f`).
+/// The definitions annotated are those of that name whose text is inside the module. An
+/// annotation is left unchecked where that is not certain: no such definition, definitions
+/// at different places (a nested module's `f` beside the module's own), or a type that names
+/// something a module declares (which the flattened program knows under another name).
+fn module_annotations(prog: &Program, annotations: &[RawAnnotation]) -> Vec<RawAnnotation> {
+    use crate::csp::syntax::lexer::Tok;
+    use crate::csp::syntax::modules::PRIVATE_SUFFIX;
+    let simple = |name: &str| -> String {
+        let name = name.strip_suffix(PRIVATE_SUFFIX).unwrap_or(name);
+        name.rsplit("::").next().unwrap_or(name).to_string()
+    };
+    let module_names: std::collections::HashSet<String> = prog
+        .globals
+        .keys()
+        .filter(|g| g.contains("::"))
+        .map(|g| simple(&g[..]))
+        .collect();
+    let mut out = Vec::new();
+    // an annotation read twice (the parser may read a declaration again) counts once
+    let mut seen = std::collections::HashSet::new();
+    for a in annotations {
+        let crate::csp::syntax::parser::AnnotationScope::Module(Some(extent)) = a.scope else {
+            continue;
+        };
+        let names_module_decl = a.tokens.iter().any(|t| match &t.tok {
+            Tok::Ident(x) => module_names.contains(x.as_str()),
+            _ => false,
+        });
+        if names_module_decl {
+            continue;
+        }
+        for n in &a.names {
+            let defs: Vec<_> = prog
+                .top
+                .defs
+                .iter()
+                .filter(|d| {
+                    d.name.contains("::")
+                        && simple(&d.name) == *n.name
+                        && d.span.file == extent.file
+                        && extent.lo <= d.span.lo
+                        && d.span.hi <= extent.hi
+                })
+                .collect();
+            let first = defs.first().map(|d| (d.span.lo, d.span.hi));
+            if defs.iter().any(|d| Some((d.span.lo, d.span.hi)) != first) {
+                continue;
+            }
+            for d in defs {
+                if !seen.insert((n.span.file, n.span.lo, d.name.clone())) {
+                    continue;
+                }
+                out.push(RawAnnotation {
+                    names: vec![crate::csp::syntax::ast::Ident {
+                        name: d.name.clone(),
+                        span: n.span,
+                    }],
+                    tokens: a.tokens.clone(),
+                    scope: crate::csp::syntax::parser::AnnotationScope::Top,
+                });
+            }
+        }
+    }
+    out
 }

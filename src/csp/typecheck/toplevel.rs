@@ -89,6 +89,10 @@ impl<'p> Checker<'p> {
     /// Checks that `actual`, the type of the definition of `name` at `span`, matches its
     /// annotation `ann`.
     fn check_annotation(&mut self, name: &Name, ann: &Ty, actual: &Ty, span: Span) -> CResult<()> {
+        // a module's private member is shown as written (`M::f`, not its hidden name)
+        let name = name
+            .strip_suffix(crate::csp::syntax::modules::PRIVATE_SUFFIX)
+            .unwrap_or(name);
         self.vars.unify(ann, actual).map_err(|m| {
             RawError::new(
                 span,

@@ -69,8 +69,9 @@ pub enum AnnotationScope {
     Top,
     /// Among the declarations of the `let` whose keyword starts at this span.
     Let(Span),
-    /// Inside a module (names there are renamed when modules are flattened).
-    Module,
+    /// Inside a module (names there are renamed when modules are flattened): the span from
+    /// the module's name to its `endmodule` (`None` while the module is being parsed).
+    Module(Option<Span>),
 }
 
 /// A type annotation `n1, n2 :: type` as read: the names and the tokens of the type (the

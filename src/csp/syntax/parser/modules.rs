@@ -8,6 +8,7 @@ impl Parser<'_> {
     /// After `module`: the name, parameters, declarations and `endmodule`.
     pub(super) fn parse_module(&mut self) -> PResult<DeclKind> {
         let name = self.decl_name("a module name after `module`")?;
+        let first_annotation = self.ctx.annotations.len();
         let params = if self.peek() == &Tok::LParen && !self.tokens[self.pos].newline_before {
             self.bump();
             // `module M()` is an error in FDR: a module without parameters has no list
@@ -30,6 +31,13 @@ impl Parser<'_> {
             &Tok::EndModule,
             "`exports` or `endmodule` closing the module",
         )?;
+        let extent = name.span.to(self.tokens[self.pos - 1].span);
+        // the annotations of this module (not those of modules nested in it, already placed)
+        for a in &mut self.ctx.annotations[first_annotation..] {
+            if a.scope == AnnotationScope::Module(None) {
+                a.scope = AnnotationScope::Module(Some(extent));
+            }
+        }
         Ok(DeclKind::Module(Arc::new(ModuleDecl {
             name,
             params,
@@ -54,7 +62,7 @@ impl Parser<'_> {
                 continue;
             }
             if self.at_annotation() {
-                self.skip_annotation(AnnotationScope::Module);
+                self.skip_annotation(AnnotationScope::Module(None));
                 self.end_of_decl()?;
                 continue;
             }
