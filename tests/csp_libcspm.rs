@@ -141,13 +141,6 @@ const PASS_REJECTED: &[(&str, &str, &str)] = &[
         "a pretty-printer test: uses `ianums`, which the file does not define",
     ),
     (
-        "evaluator/should_pass/hide_parsing.csp",
-        "expected a process",
-        "weft binds `\\` loosest, as FDR's older table does: `STOP \\ {c} ||| STOP` reads as \
-         hiding `{c} ||| STOP`; libcspm's parser binds `\\` tighter than the binary process \
-         operators",
-    ),
-    (
         "parser/should_pass/assert_timed_section.csp",
         "`tock`",
         "a parser test: its timed section has no `tock` (FDR requires `channel tock`) and no `f`",

@@ -347,12 +347,13 @@ pub(super) fn write_bare(s: &mut String, e: &Expr) {
         Hide(p, a) => {
             write_expr(s, p, L_HIDE);
             s.push_str(" \\ ");
-            write_expr(s, a, L_HIDE + 1);
+            // The set operand ends at the next process operator (see the parser).
+            write_expr(s, a, L_FIELD);
         }
         Project(p, a) => {
             write_expr(s, p, L_HIDE);
             s.push_str(" |\\ ");
-            write_expr(s, a, L_HIDE + 1);
+            write_expr(s, a, L_FIELD);
         }
         SetProc(op, p, a, q) => {
             let l = expr_level(e);

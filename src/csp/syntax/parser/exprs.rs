@@ -24,7 +24,11 @@ impl Parser<'_> {
                 Tok::Interrupt => (L_INTERRUPT, L_INTERRUPT + 1),
                 Tok::Timeout => (L_TIMEOUT, L_TIMEOUT + 1),
                 Tok::Semi => (L_SEQ, L_SEQ + 1),
-                Tok::Backslash | Tok::Project => (L_HIDE, L_HIDE + 1),
+                // Hiding binds loosest on its left (`P [| A |] Q \ B` hides in the whole
+                // parallel, FDR's table, issue 11), while its set operand ends at the next
+                // process operator (`STOP \ {c} ||| STOP` is `(STOP \ {c}) ||| STOP`, as
+                // libcspm's `hide_parsing` tests read it): a set is never a process.
+                Tok::Backslash | Tok::Project => (L_HIDE, L_FIELD),
                 Tok::LSyncExt => (L_EXTCHOICE, L_EXTCHOICE + 1),
                 Tok::LSyncInt => (L_INTERRUPT, L_INTERRUPT + 1),
                 Tok::Arrow | Tok::Amp => (L_PREFIX, L_PREFIX),
