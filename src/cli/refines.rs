@@ -204,18 +204,12 @@ pub fn run(args: RefinesArgs) -> Result<i32> {
         super::reduced_check::check_reduced(&spec, &implementation, &opts, &stop)?
     } else if distributed.is_some() {
         let engine = Engine::new(opts.threads)?;
-        let system_opts = SystemOptions {
-            max_pairs: args.limits.max_states,
-            on_level: None,
-            compact: true,
-            distributed,
-        };
         let checked = verdict_or_limit(check_system(
             &engine,
             &spec,
             &implementation,
             &opts,
-            &system_opts,
+            &search_options(&args, distributed),
             &stop,
         ))?;
         let mut result = checked.result;
@@ -278,12 +272,7 @@ fn check_on_the_fly(
     stop: &StopSignal,
 ) -> Result<i32> {
     let engine = Engine::new(opts.threads)?;
-    let system_opts = SystemOptions {
-        max_pairs: args.limits.max_states,
-        on_level: None,
-        compact: true,
-        distributed,
-    };
+    let system_opts = search_options(args, distributed);
     let checked = check_system(&engine, spec, system, opts, &system_opts, stop);
     if let Some(e) = system.take_error() {
         return Err(e.into());
@@ -314,6 +303,17 @@ fn check_on_the_fly(
     } else {
         EXIT_FAILS
     })
+}
+
+/// The options of an on-the-fly product search: the state limit, compact pairs first, and the
+/// processes of a distributed run if any.
+fn search_options(args: &RefinesArgs, distributed: Option<weft::dist::Connector>) -> SystemOptions {
+    SystemOptions {
+        max_pairs: args.limits.max_states,
+        on_level: None,
+        compact: true,
+        distributed,
+    }
 }
 
 fn to_json(result: &CheckResult) -> serde_json::Value {

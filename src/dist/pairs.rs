@@ -40,6 +40,9 @@ pub struct PairSearch {
     pub widest_level: u64,
     /// Whether some pair of the last level expanded, or a step out of it, is a violation.
     pub violated: bool,
+    /// Pairs expanded that had no successor and no violation (deadlocks, when the product is
+    /// a system on its own).
+    pub dead_ends: u64,
     /// Why the search stopped early, if it did (no verdict then).
     pub stopped: Option<StopReason>,
     /// Bytes the owners' sets of pairs take, all processes together.
@@ -64,6 +67,29 @@ pub fn pair_key(bits: u32, (node, state): (u32, u64)) -> Option<u64> {
     }
     let room = 64 - bits;
     (room >= 32 || (node as u64) < 1u64 << room).then(|| state | (node as u64) << bits)
+}
+
+/// A system searched on its own (an exploration, a property test) as a product with the
+/// single node 0, so that the compact and distributed searches of products serve it too.
+pub struct AlonePairs<'a, D>(pub &'a D);
+
+impl<D: Driven<State = u64>> Driven for AlonePairs<'_, D> {
+    type State = (u32, u64);
+    type Witness = D::Witness;
+
+    fn initial_state(&self) -> (u32, u64) {
+        (0, self.0.initial_state())
+    }
+
+    #[inline]
+    fn expand(
+        &self,
+        &(_, state): &(u32, u64),
+        emit: &mut dyn FnMut(crate::ts::Label, (u32, u64)),
+    ) -> Option<crate::explore::Found<D::Witness>> {
+        self.0
+            .expand(&state, &mut |label, target| emit(label, (0, target)))
+    }
 }
 
 #[inline]
@@ -97,7 +123,8 @@ where
         .ok_or_else(|| DistError::Worker("no worker ran in this process".into()))
 }
 
-fn run_worker<D>(
+/// Runs worker `worker.index()` of the search of [`search_pairs`] to its end.
+pub(super) fn run_worker<D>(
     worker: &mut Worker,
     product: &D,
     bits: u32,
@@ -143,6 +170,7 @@ where
     let mut transitions = 0u64;
     let mut all_transitions;
     let mut violated = false;
+    let mut dead_ends = 0u64;
     let mut stopped = None;
     loop {
         levels += 1;
@@ -156,13 +184,16 @@ where
                 }
                 successors.poll(worker, |batch| receive(batch, &mut next));
             }
+            let mut steps = 0u64;
             let found = product.expand(&pair_of(bits, key), &mut |_label, target| {
-                transitions += 1;
+                steps += 1;
                 if !violated {
                     let target = split(key_of(target));
                     successors.push(owner_of(&target, peers), &target);
                 }
             });
+            transitions += steps;
+            dead_ends += u64::from(steps == 0 && found.is_none());
             violated |= found.is_some();
         }
         successors.finish_round(worker, |batch| receive(batch, &mut next));
@@ -202,14 +233,17 @@ where
     }
 
     let [b_lo, b_hi] = split(owned.bytes());
-    let gathered = all_gather(&mut counts, worker, &[me as u32, b_lo, b_hi]);
+    let [d_lo, d_hi] = split(dead_ends);
+    let gathered = all_gather(&mut counts, worker, &[me as u32, b_lo, b_hi, d_lo, d_hi]);
     let bytes: u64 = gathered.iter().map(|r| join(r[1], r[2])).sum();
+    let dead_ends: u64 = gathered.iter().map(|r| join(r[3], r[4])).sum();
     PairSearch {
         pairs: level_end,
         transitions: all_transitions,
         levels,
         widest_level: widest,
         violated,
+        dead_ends,
         stopped,
         bytes,
     }

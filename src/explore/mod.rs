@@ -326,7 +326,7 @@ pub fn count_states_with<T: TransitionSystem>(
 }
 
 /// A transition system driven as it is: no violations.
-struct Plain<'a, T>(&'a T);
+pub(crate) struct Plain<'a, T>(pub(crate) &'a T);
 
 impl<T: TransitionSystem> Driven for Plain<'_, T> {
     type State = T::State;

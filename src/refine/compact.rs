@@ -26,10 +26,8 @@ use crate::dist::pairs::{pair_key, search_pairs, PairOptions};
 use crate::dist::Connector;
 use crate::explore::compact::CompactSet;
 use crate::explore::{
-    Driven, Engine, Found, LevelWriter, Offer, ProvisionalId, RunOptions, StopReason, StopSignal,
-    Visited,
+    Engine, LevelWriter, Offer, ProvisionalId, RunOptions, StopReason, StopSignal, Visited,
 };
-use crate::ts::Label;
 
 /// The visited pairs of a compact product search: exact pairs packed into one `u64` each.
 pub(crate) struct PackedPairs {
@@ -192,28 +190,6 @@ where
         violated: searched.violated,
         stopped: searched.stopped,
     })
-}
-
-/// A system searched on its own (a property test) as a product with the single node 0, so
-/// that the compact and distributed searches of products serve it too.
-pub(crate) struct AlonePairs<'a, D>(pub(crate) &'a D);
-
-impl<D: Driven<State = u64>> Driven for AlonePairs<'_, D> {
-    type State = (u32, u64);
-    type Witness = D::Witness;
-
-    fn initial_state(&self) -> (u32, u64) {
-        (0, self.0.initial_state())
-    }
-
-    fn expand(
-        &self,
-        &(_, state): &(u32, u64),
-        emit: &mut dyn FnMut(Label, (u32, u64)),
-    ) -> Option<Found<D::Witness>> {
-        self.0
-            .expand(&state, &mut |label, target| emit(label, (0, target)))
-    }
 }
 
 #[cfg(test)]

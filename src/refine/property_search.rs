@@ -133,7 +133,7 @@ pub fn search_property<T: TransitionSystem>(
             divergence: DivergenceMemo::new(&encoded, stop.clone()),
         };
         let searched = compact::search_distributed(
-            &compact::AlonePairs(&alone),
+            &crate::dist::pairs::AlonePairs(&alone),
             0,
             encoded.bits(),
             connect,
