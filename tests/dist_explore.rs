@@ -583,3 +583,51 @@ fn a_distributed_check_without_its_peers_fails_fast_with_an_error() {
         start.elapsed()
     );
 }
+
+#[test]
+fn processes_at_different_searches_stop_with_an_error_not_a_verdict() {
+    let dir = scratch("apart");
+    let script = |name: &str, spec: &str| {
+        let path = dir.join(name);
+        std::fs::write(
+            &path,
+            format!(
+                "channel a, b\nA = a -> A\nB = b -> B\nP = A ||| B\n{spec}\nassert SPEC [T= P\n"
+            ),
+        )
+        .unwrap();
+        path
+    };
+    // Both hold, and the network `P` is searched by both processes together: each with its
+    // own specification (one normal-form node, or two).
+    let one = script("one.csp", "SPEC = a -> SPEC [] b -> SPEC");
+    let other = script(
+        "other.csp",
+        "SPEC = a -> S2 [] b -> SPEC\nS2 = a -> SPEC [] b -> S2",
+    );
+    let hosts = hostfile(2);
+    let children: Vec<_> = [&one, &other]
+        .iter()
+        .enumerate()
+        .map(|(i, path)| {
+            Command::new(WEFT)
+                .arg("check")
+                .arg(path)
+                .args(["--processes", "2", "--process-index", &i.to_string()])
+                .arg("--hostfile")
+                .arg(&hosts)
+                .args(["--connect-timeout", "20s"])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains("not at the same search"), "{stderr}");
+        assert!(!String::from_utf8_lossy(&out.stdout).contains("holds"));
+    }
+}

@@ -109,11 +109,10 @@ pub fn run(args: &CheckArgs) -> Result<i32> {
     };
     let mut run = AssertionRun::new(script.clone(), opts);
     let results = run.run_all(|r| {
-        if prints {
-            report_diagnostics(r);
-            if !args.json {
-                print!("{}", render_text(r));
-            }
+        // Diagnostics in every process (each has its own standard error); results in one.
+        report_diagnostics(r);
+        if prints && !args.json {
+            print!("{}", render_text(r));
         }
     });
     let summary = Summary::of(&results);

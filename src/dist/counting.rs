@@ -27,13 +27,14 @@ pub(super) fn run_worker<T: TransitionSystem>(
     ts: &T,
     opts: &DistOptions,
     stop: &StopSignal,
-) -> DistExploration {
+) -> Result<DistExploration, super::DistError> {
     let start = Instant::now();
     let peers = worker.peers();
     let packed = Packed::new(ts).expect("count-only runs are for encodings of at most two words");
     let pair_opts = PairOptions {
         max_pairs: opts.max_states,
         on_level: opts.on_level.clone(),
+        fingerprint: 0,
     };
     let searched = super::pairs::run_worker(
         worker,
@@ -41,9 +42,9 @@ pub(super) fn run_worker<T: TransitionSystem>(
         packed.bits(),
         &pair_opts,
         stop,
-    );
+    )?;
     let bytes = searched.bytes;
-    DistExploration {
+    Ok(DistExploration {
         stats: ExploreStats {
             storage: Some("compact"),
             visited_bytes: Some(bytes),
@@ -63,5 +64,5 @@ pub(super) fn run_worker<T: TransitionSystem>(
         states: Vec::new(),
         processes: 1,
         workers: 1,
-    }
+    })
 }

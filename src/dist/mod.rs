@@ -273,7 +273,7 @@ where
         timely::WorkerConfig::default(),
         move |worker| {
             if width <= 2 && !opts.deadlock_trace && !opts.keep_states {
-                Ok(counting::run_worker(worker, &*ts, &opts, &stop))
+                counting::run_worker(worker, &*ts, &opts, &stop)
             } else {
                 search::run_worker(worker, &*ts, width, &opts, &stop)
             }

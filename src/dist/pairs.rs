@@ -56,6 +56,11 @@ pub struct PairOptions {
     pub max_pairs: Option<u64>,
     /// Told after each level (in process 0).
     pub on_level: Option<LevelObserver>,
+    /// What the caller knows of the search (for example the specification's number of
+    /// nodes): with the initial pair and the encoding's bits, every process must give the
+    /// same, or the search ends with an error before it starts. Processes whose runs went
+    /// apart (one stopped by a limit where another was not) then never mix two searches.
+    pub fingerprint: u64,
 }
 
 /// The key of `pair` (a node above `bits` bits of packed encoding), or `None` when the node's
@@ -120,7 +125,7 @@ where
     outcomes
         .into_iter()
         .next()
-        .ok_or_else(|| DistError::Worker("no worker ran in this process".into()))
+        .ok_or_else(|| DistError::Worker("no worker ran in this process".into()))?
 }
 
 /// Runs worker `worker.index()` of the search of [`search_pairs`] to its end.
@@ -130,7 +135,7 @@ pub(super) fn run_worker<D>(
     bits: u32,
     opts: &PairOptions,
     stop: &StopSignal,
-) -> PairSearch
+) -> Result<PairSearch, DistError>
 where
     D: Driven<State = (u32, u64)>,
 {
@@ -149,6 +154,20 @@ where
 
     let owned = CompactSet::new();
     let initial = key_of(product.initial_state());
+    // 0. Every process must be making the same search.
+    let [o_lo, o_hi] = split(opts.fingerprint);
+    let [i_lo, i_hi] = split(initial);
+    let fingerprint = crate::hash::hash_words(&[o_lo, o_hi, i_lo, i_hi, bits]);
+    let [f_lo, f_hi] = split(fingerprint);
+    let gathered = all_gather(&mut counts, worker, &[me as u32, f_lo, f_hi]);
+    if gathered.iter().any(|r| join(r[1], r[2]) != fingerprint) {
+        return Err(DistError::Worker(
+            "the processes of the run are not at the same search (their runs went apart: \
+             a limit or an error in one process and not in another, or different scripts or \
+             options)"
+                .into(),
+        ));
+    }
     let mut frontier: Vec<u64> = Vec::new();
     if owner_of(&split(initial), peers) == me {
         owned.insert(initial);
@@ -237,7 +256,7 @@ where
     let gathered = all_gather(&mut counts, worker, &[me as u32, b_lo, b_hi, d_lo, d_hi]);
     let bytes: u64 = gathered.iter().map(|r| join(r[1], r[2])).sum();
     let dead_ends: u64 = gathered.iter().map(|r| join(r[3], r[4])).sum();
-    PairSearch {
+    Ok(PairSearch {
         pairs: level_end,
         transitions: all_transitions,
         levels,
@@ -246,7 +265,7 @@ where
         dead_ends,
         stopped,
         bytes,
-    }
+    })
 }
 
 #[cfg(test)]

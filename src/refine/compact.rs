@@ -154,6 +154,7 @@ pub(crate) fn distributable(model: Model, nf: &SharedNormalForm<'_>, bits: u32) 
 /// ([`distributable`]).
 pub(crate) fn search_distributed<D>(
     product: &D,
+    fingerprint_kind: u8,
     spec_sets: u64,
     bits: u32,
     connect: &Connector,
@@ -169,6 +170,9 @@ where
     let pair_opts = PairOptions {
         max_pairs: opts.max_states,
         on_level: opts.on_level.clone(),
+        // The search's kind and its specification's size (the initial pair and the
+        // encoding's bits are added to it).
+        fingerprint: spec_sets << 8 | fingerprint_kind as u64,
     };
     let searched = search_pairs(product, bits, connected, &pair_opts, stop).map_err(failed)?;
     let pairs = searched.pairs;

@@ -491,6 +491,7 @@ pub fn check_system<I: TransitionSystem>(
             Some(connect) if compact::distributable(model, &nf, encoded.bits()) => {
                 Some(compact::search_distributed(
                     &product,
+                    1 + model as u8,
                     nf.num_sets() as u64,
                     encoded.bits(),
                     connect,

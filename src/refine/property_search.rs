@@ -134,6 +134,10 @@ pub fn search_property<T: TransitionSystem>(
         };
         let searched = compact::search_distributed(
             &crate::dist::pairs::AlonePairs(&alone),
+            match property {
+                Property::DeadlockFree(model) => 32 + model as u8,
+                Property::DivergenceFree => 64,
+            },
             0,
             encoded.bits(),
             connect,
