@@ -22,6 +22,7 @@ use super::rounds::Rounds;
 use super::search::{all_gather, join, owner_of, report_level, split, stop_code, stop_reason};
 use super::{execute_scoped, Connected, DistError, DistOptions};
 use crate::explore::compact::CompactSet;
+pub use crate::explore::compact::{pair_key, AlonePairs};
 use crate::explore::{Driven, LevelObserver, StopReason, StopSignal};
 
 /// States expanded between two looks at the channels (and at the stop signal).
@@ -61,40 +62,6 @@ pub struct PairOptions {
     /// same, or the search ends with an error before it starts. Processes whose runs went
     /// apart (one stopped by a limit where another was not) then never mix two searches.
     pub fingerprint: u64,
-}
-
-/// The key of `pair` (a node above `bits` bits of packed encoding), or `None` when the node's
-/// number does not fit.
-#[inline]
-pub fn pair_key(bits: u32, (node, state): (u32, u64)) -> Option<u64> {
-    if bits >= 64 {
-        return (node == 0).then_some(state);
-    }
-    let room = 64 - bits;
-    (room >= 32 || (node as u64) < 1u64 << room).then(|| state | (node as u64) << bits)
-}
-
-/// A system searched on its own (an exploration, a property test) as a product with the
-/// single node 0, so that the compact and distributed searches of products serve it too.
-pub struct AlonePairs<'a, D>(pub &'a D);
-
-impl<D: Driven<State = u64>> Driven for AlonePairs<'_, D> {
-    type State = (u32, u64);
-    type Witness = D::Witness;
-
-    fn initial_state(&self) -> (u32, u64) {
-        (0, self.0.initial_state())
-    }
-
-    #[inline]
-    fn expand(
-        &self,
-        &(_, state): &(u32, u64),
-        emit: &mut dyn FnMut(crate::ts::Label, (u32, u64)),
-    ) -> Option<crate::explore::Found<D::Witness>> {
-        self.0
-            .expand(&state, &mut |label, target| emit(label, (0, target)))
-    }
 }
 
 #[inline]

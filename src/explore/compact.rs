@@ -29,7 +29,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use crossbeam::utils::CachePadded;
 use parking_lot::RwLock;
 
-use super::engine::{LevelWriter, Offer, Visited};
+use super::engine::{Driven, Found, LevelWriter, Offer, Visited};
 use super::ids::ProvisionalId;
 use super::zeroed::ZeroedWords;
 use crate::ts::{Label, TransitionSystem};
@@ -234,6 +234,40 @@ pub fn pack(words: &[u32]) -> u64 {
         [a] => *a as u64,
         [a, b] => *a as u64 | (*b as u64) << 32,
         _ => unreachable!("an encoding of one or two words"),
+    }
+}
+
+/// The key of `pair` (a node above `bits` bits of packed encoding), or `None` when the node's
+/// number does not fit.
+#[inline]
+pub fn pair_key(bits: u32, (node, state): (u32, u64)) -> Option<u64> {
+    if bits >= 64 {
+        return (node == 0).then_some(state);
+    }
+    let room = 64 - bits;
+    (room >= 32 || (node as u64) < 1u64 << room).then(|| state | (node as u64) << bits)
+}
+
+/// A system searched on its own (an exploration, a property test) as a product with the
+/// single node 0, so that the compact and distributed searches of products serve it too.
+pub struct AlonePairs<'a, D>(pub &'a D);
+
+impl<D: Driven<State = u64>> Driven for AlonePairs<'_, D> {
+    type State = (u32, u64);
+    type Witness = D::Witness;
+
+    fn initial_state(&self) -> (u32, u64) {
+        (0, self.0.initial_state())
+    }
+
+    #[inline]
+    fn expand(
+        &self,
+        &(_, state): &(u32, u64),
+        emit: &mut dyn FnMut(Label, (u32, u64)),
+    ) -> Option<Found<D::Witness>> {
+        self.0
+            .expand(&state, &mut |label, target| emit(label, (0, target)))
     }
 }
 

@@ -21,10 +21,10 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::shared_normal::SharedNormalForm;
-use super::{CheckStats, Model, RefineError};
-use crate::dist::pairs::{pair_key, search_pairs, PairOptions};
-use crate::dist::Connector;
-use crate::explore::compact::CompactSet;
+use super::{CheckStats, Model, RefineError, SystemOptions};
+#[cfg(not(loom))]
+use crate::dist::pairs::{search_pairs, PairOptions};
+use crate::explore::compact::{pair_key, CompactSet};
 use crate::explore::{
     Engine, LevelWriter, Offer, ProvisionalId, RunOptions, StopReason, StopSignal, Visited,
 };
@@ -149,21 +149,26 @@ pub(crate) fn distributable(model: Model, nf: &SharedNormalForm<'_>, bits: u32) 
         && pair_key(bits, (nf.num_sets().saturating_sub(1) as u32, 0)).is_some()
 }
 
-/// Searches `product` with the processes of a distributed run ([`crate::dist::pairs`]),
-/// connecting with `connect`; the normal form must have been completed
-/// ([`distributable`]).
+/// Searches `product` with the processes of the distributed run of `system_opts`
+/// ([`crate::dist::pairs`]), if it has one (else `None`); for a refinement, the normal form
+/// must have been completed ([`distributable`]). `fingerprint_kind` names the kind of search
+/// (every process must be at the same one).
+#[cfg(not(loom))]
 pub(crate) fn search_distributed<D>(
     product: &D,
     fingerprint_kind: u8,
     spec_sets: u64,
     bits: u32,
-    connect: &Connector,
+    system_opts: &SystemOptions,
     opts: &RunOptions,
     stop: &StopSignal,
-) -> Result<CompactSearch, RefineError>
+) -> Result<Option<CompactSearch>, RefineError>
 where
     D: crate::explore::Driven<State = (u32, u64)>,
 {
+    let Some(connect) = &system_opts.distributed else {
+        return Ok(None);
+    };
     let failed = |e: crate::dist::DistError| RefineError::Distributed(e.to_string());
     let connected = connect().map_err(failed)?;
     let workers = connected.workers();
@@ -176,7 +181,7 @@ where
     };
     let searched = search_pairs(product, bits, connected, &pair_opts, stop).map_err(failed)?;
     let pairs = searched.pairs;
-    Ok(CompactSearch {
+    Ok(Some(CompactSearch {
         stats: CheckStats {
             pairs_explored: pairs,
             pairs_discovered: pairs,
@@ -193,7 +198,21 @@ where
         },
         violated: searched.violated,
         stopped: searched.stopped,
-    })
+    }))
+}
+
+/// Loom builds leave distribution out: there is never a distributed run.
+#[cfg(loom)]
+pub(crate) fn search_distributed<D>(
+    _product: &D,
+    _fingerprint_kind: u8,
+    _spec_sets: u64,
+    _bits: u32,
+    _system_opts: &SystemOptions,
+    _opts: &RunOptions,
+    _stop: &StopSignal,
+) -> Result<Option<CompactSearch>, RefineError> {
+    Ok(None)
 }
 
 #[cfg(test)]

@@ -437,7 +437,18 @@ pub struct SystemOptions {
     /// checks in the same order). As with [`SystemOptions::compact`], a check that holds ends
     /// there and one that fails is searched again in this process for its counterexample.
     /// Other checks run in every process alike.
+    #[cfg(not(loom))]
     pub distributed: Option<crate::dist::Connector>,
+}
+
+impl SystemOptions {
+    /// Whether a distributed run shares the searches.
+    fn shares(&self) -> bool {
+        #[cfg(not(loom))]
+        return self.distributed.is_some();
+        #[cfg(loom)]
+        return false;
+    }
 }
 
 /// A check of an implementation given as any [`TransitionSystem`].
@@ -484,22 +495,25 @@ pub fn check_system<I: TransitionSystem>(
         ..Default::default()
     };
     let encoded = crate::explore::compact::Packed::new(imp)
-        .filter(|_| system_opts.compact || system_opts.distributed.is_some());
+        .filter(|_| system_opts.compact || system_opts.shares());
     if let Some(encoded) = encoded {
         let product = Product::new(&nf, &events, &encoded, model, stop);
-        let searched = match &system_opts.distributed {
-            Some(connect) if compact::distributable(model, &nf, encoded.bits()) => {
-                Some(compact::search_distributed(
-                    &product,
-                    1 + model as u8,
-                    nf.num_sets() as u64,
-                    encoded.bits(),
-                    connect,
-                    &run_opts,
-                    stop,
-                )?)
-            }
-            _ if system_opts.compact => {
+        let shared = if system_opts.shares() && compact::distributable(model, &nf, encoded.bits()) {
+            compact::search_distributed(
+                &product,
+                1 + model as u8,
+                nf.num_sets() as u64,
+                encoded.bits(),
+                system_opts,
+                &run_opts,
+                stop,
+            )?
+        } else {
+            None
+        };
+        let searched = match shared {
+            Some(searched) => Some(searched),
+            None if system_opts.compact => {
                 let searched = compact::search(engine, &product, encoded.bits(), &run_opts, stop);
                 if searched.is_none() {
                     // A node did not fit beside the encodings (the search stopped as if
@@ -508,7 +522,7 @@ pub fn check_system<I: TransitionSystem>(
                 }
                 searched
             }
-            _ => None,
+            None => None,
         };
         if let Some(searched) = searched {
             if let Some(reason) = searched.stopped {

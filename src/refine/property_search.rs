@@ -124,8 +124,8 @@ pub fn search_property<T: TransitionSystem>(
     // With the processes of a distributed run: the states, packed, shared among them. A
     // property that holds ends there; a violation is searched for again below, in this
     // process, for its canonical shortest counterexample (at the same level).
-    let encoded = crate::explore::compact::Packed::new(ts);
-    if let (Some(connect), Some(encoded)) = (&system_opts.distributed, encoded) {
+    let encoded = crate::explore::compact::Packed::new(ts).filter(|_| system_opts.shares());
+    if let Some(encoded) = encoded {
         let alone = Tested {
             ts: &encoded,
             property,
@@ -133,30 +133,32 @@ pub fn search_property<T: TransitionSystem>(
             divergence: DivergenceMemo::new(&encoded, stop.clone()),
         };
         let searched = compact::search_distributed(
-            &crate::dist::pairs::AlonePairs(&alone),
+            &crate::explore::compact::AlonePairs(&alone),
             match property {
                 Property::DeadlockFree(model) => 32 + model as u8,
                 Property::DivergenceFree => 64,
             },
             0,
             encoded.bits(),
-            connect,
+            system_opts,
             &opts,
             stop,
         )?;
-        if let Some(reason) = searched.stopped {
-            return Err(RefineError::Stopped(reason));
-        }
-        if !searched.violated {
-            return Ok(PropertySearch {
-                counterexample: None,
-                state: None,
-                states: searched.stats.pairs_discovered,
-                transitions: searched.stats.transitions,
-                levels: searched.stats.levels,
-                visited_bytes: searched.stats.pair_bytes,
-                seconds: start.elapsed().as_secs_f64(),
-            });
+        if let Some(searched) = searched {
+            if let Some(reason) = searched.stopped {
+                return Err(RefineError::Stopped(reason));
+            }
+            if !searched.violated {
+                return Ok(PropertySearch {
+                    counterexample: None,
+                    state: None,
+                    states: searched.stats.pairs_discovered,
+                    transitions: searched.stats.transitions,
+                    levels: searched.stats.levels,
+                    visited_bytes: searched.stats.pair_bytes,
+                    seconds: start.elapsed().as_secs_f64(),
+                });
+            }
         }
     }
     let run = engine.run(&tested, &NumberedVisited::new(ts), &opts, stop);
