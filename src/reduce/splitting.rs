@@ -196,6 +196,41 @@ fn signature_of(p: &Partition, block: &[u32], sig: &Signatures, x: u32, buf: &mu
 }
 
 /// Recomputes the signatures of `dirty` (sorted) into `sig`, on `threads` workers.
+/// Computes the signatures of `nodes` (none reading another's) in parallel chunks of `chunk`
+/// nodes, each chunk's into one arena of its own (no allocation per node), then stores them.
+fn signatures_in_parallel(
+    p: &Partition,
+    block: &[u32],
+    sig: &mut Signatures,
+    nodes: &[u32],
+    chunk: usize,
+) {
+    let computed: Vec<(Vec<u64>, Vec<u32>)> = {
+        let sig: &Signatures = sig;
+        nodes
+            .par_chunks(chunk)
+            .map(|xs| {
+                let mut buf = Vec::new();
+                let mut data = Vec::with_capacity(4 * xs.len());
+                let mut lens = Vec::with_capacity(xs.len());
+                for &x in xs {
+                    signature_of(p, block, sig, x, &mut buf);
+                    data.extend_from_slice(&buf);
+                    lens.push(buf.len() as u32);
+                }
+                (data, lens)
+            })
+            .collect()
+    };
+    for (xs, (data, lens)) in nodes.chunks(chunk).zip(computed) {
+        let mut at = 0;
+        for (&x, &len) in xs.iter().zip(&lens) {
+            sig.set(x, &data[at..at + len as usize]);
+            at += len as usize;
+        }
+    }
+}
+
 fn recompute(
     p: &Partition,
     sig: &mut Signatures,
@@ -222,29 +257,7 @@ fn recompute(
     let (later, now): (Vec<u32>, Vec<u32>) = dirty.iter().partition(|&&x| waits(x));
     // Each chunk's signatures into one arena of its own (no allocation per node).
     let chunk = (now.len() / (4 * threads.get())).max(256);
-    let computed: Vec<(Vec<u64>, Vec<u32>)> = {
-        let sig: &Signatures = sig;
-        now.par_chunks(chunk)
-            .map(|xs| {
-                let mut buf = Vec::new();
-                let mut data = Vec::with_capacity(4 * xs.len());
-                let mut lens = Vec::with_capacity(xs.len());
-                for &x in xs {
-                    signature_of(p, block, sig, x, &mut buf);
-                    data.extend_from_slice(&buf);
-                    lens.push(buf.len() as u32);
-                }
-                (data, lens)
-            })
-            .collect()
-    };
-    for (xs, (data, lens)) in now.chunks(chunk).zip(computed) {
-        let mut at = 0;
-        for (&x, &len) in xs.iter().zip(&lens) {
-            sig.set(x, &data[at..at + len as usize]);
-            at += len as usize;
-        }
-    }
+    signatures_in_parallel(p, block, sig, &now, chunk);
     for &x in &later {
         signature_of(p, block, sig, x, buf);
         sig.set(x, buf);
@@ -639,30 +652,7 @@ fn all_signatures_by_level(
             continue;
         }
         let chunk = nodes.len().div_ceil(4 * workers).max(256);
-        let computed: Vec<(Vec<u64>, Vec<u32>)> = {
-            let sig: &Signatures = sig;
-            nodes
-                .par_chunks(chunk)
-                .map(|xs| {
-                    let mut buf = Vec::new();
-                    let mut data = Vec::with_capacity(4 * xs.len());
-                    let mut lens = Vec::with_capacity(xs.len());
-                    for &x in xs {
-                        signature_of(p, block, sig, x, &mut buf);
-                        data.extend_from_slice(&buf);
-                        lens.push(buf.len() as u32);
-                    }
-                    (data, lens)
-                })
-                .collect()
-        };
-        for (xs, (data, lens)) in nodes.chunks(chunk).zip(computed) {
-            let mut at = 0;
-            for (&x, &len) in xs.iter().zip(&lens) {
-                sig.set(x, &data[at..at + len as usize]);
-                at += len as usize;
-            }
-        }
+        signatures_in_parallel(p, block, sig, nodes, chunk);
     }
 }
 
