@@ -13,7 +13,7 @@
 #   --runs     runs per thread count (default 3; the median of their seconds is reported)
 #   --out      where the CSV and the plot go (default: target/speedup)
 #
-# Builds weft in release first, then runs `weft explore MODEL --json --threads N` RUNS times
+# Builds weft in release first (where cargo is on PATH), then runs `weft explore MODEL --json --threads N` RUNS times
 # per thread count (and process count) and prints CSV on stdout:
 #     threads,states,transitions,seconds,speedup,processes,bytes_per_state
 # seconds = median of the explorer's own `seconds` over the runs (process 0's, in a
@@ -66,8 +66,13 @@ for p in "${process_counts[@]}"; do
   case "$p" in ''|*[!0-9]*|0) echo "speedup.sh: bad process count '$p'" >&2; exit 2 ;; esac
 done
 
-(cd "$root" && cargo build --release --quiet)
 weft="$root/target/release/weft"
+# On a machine without cargo (a measurement host), the binary already in place is used.
+if command -v cargo >/dev/null 2>&1; then
+  (cd "$root" && cargo build --release --quiet)
+elif [ ! -x "$weft" ]; then
+  echo "speedup.sh: no cargo and no $weft" >&2; exit 2
+fi
 mkdir -p "$out"
 csv="$out/speedup.csv"
 
