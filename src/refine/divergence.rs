@@ -14,6 +14,7 @@ use std::sync::atomic::Ordering;
 use crate::explore::compact::CompactSet;
 use crate::explore::index::Segmented;
 use crate::explore::StopSignal;
+use crate::hash::WordBuildHasher;
 use crate::sync::shim::AtomicU64;
 use crate::ts::{TransitionSystem, TAU};
 
@@ -44,7 +45,7 @@ enum Memo {
 
 /// The state of one run of Tarjan's algorithm.
 struct Tarjan<S> {
-    index: HashMap<u64, usize>,
+    index: HashMap<u64, usize, WordBuildHasher>,
     numbers: Vec<u64>,
     low: Vec<usize>,
     on_stack: Vec<bool>,
@@ -56,7 +57,7 @@ struct Tarjan<S> {
 impl<S> Default for Tarjan<S> {
     fn default() -> Self {
         Tarjan {
-            index: HashMap::new(),
+            index: HashMap::default(),
             numbers: Vec::new(),
             low: Vec::new(),
             on_stack: Vec::new(),
@@ -183,10 +184,26 @@ impl<'a, T: TransitionSystem> DivergenceMemo<'a, T> {
             DIVERGES => return true,
             _ => {}
         }
+        let successors = self.tau_successors(state);
+        // Most states are decided by their tau successors alone (none, or all already known):
+        // no search, no tables. A successor that is the state itself is unknown here.
+        let mut some_diverges = false;
+        let mut all_known = true;
+        for w in &successors {
+            match self.known(self.number(w)) {
+                DIVERGES => some_diverges = true,
+                CONVERGES => {}
+                _ => all_known = false,
+            }
+        }
+        if some_diverges || all_known {
+            self.remember(number, some_diverges);
+            return some_diverges;
+        }
         // Tarjan's algorithm over the tau edges, iterative; `div` of a node: it has a tau
         // successor known to diverge, or a tau edge inside its component.
         let mut t = Tarjan::default();
-        t.push(number, self.tau_successors(state));
+        t.push(number, successors);
         while let Some(frame) = t.frames.last_mut() {
             let v = frame.node;
             if t.numbers.len() % 4096 == 4095 && self.stop.is_raised() {
