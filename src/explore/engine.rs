@@ -42,6 +42,10 @@ use crate::ts::Label;
 const CHUNK: usize = 64;
 /// Levels of at most this many states are expanded by one worker.
 const SMALL_LEVEL: usize = 2 * CHUNK;
+/// Chunks a worker takes at least, once a level is split: a level of a few thousand states
+/// then wakes a few workers, not all of them (on many cores, waking every worker for a small
+/// level costs more than the level's work).
+const JOB_CHUNKS: usize = 4;
 
 /// A system the engine drives: an initial state and an expansion that emits successors and
 /// may find a violation.
@@ -453,6 +457,7 @@ fn run_in_pool<D: Driven, V: Visited<D::State>>(
             level
                 .par_chunks(CHUNK)
                 .enumerate()
+                .with_min_len(JOB_CHUNKS)
                 .fold(
                     || LevelPart::new(slots),
                     |mut part, c| {
