@@ -330,3 +330,98 @@ fn a_choice_of_20000_branches_and_a_chain_of_5000_sequences_are_checked() {
     assert_eq!(code, 0, "{out}");
     assert!(!out.contains("fails"), "{out}");
 }
+
+/// Expressions of every shape nested `n` deep: a prefix chain, brackets, a left-associative
+/// arithmetic chain, a right-leaning choice chain, negations, applications, sequences, sets,
+/// conditionals, lets, tuples and a dotted event.
+fn nested_scripts(n: usize) -> Vec<(&'static str, String)> {
+    let ext = "\nchannel a\nchannel c : {0..2}\nchannel b : Bool\nf(y) = y\n";
+    vec![
+        ("prefixes", format!("P = {}STOP{ext}", "a -> ".repeat(n))),
+        (
+            "brackets",
+            format!("P = {}STOP{}{ext}", "(".repeat(n), ")".repeat(n)),
+        ),
+        (
+            "sums",
+            format!("x = {}1{ext}P = c!(x%3) -> STOP", "1+".repeat(n)),
+        ),
+        ("choices", format!("P = {}STOP{ext}", "STOP [] ".repeat(n))),
+        (
+            "negations",
+            format!("x = {}true{ext}P = b!x -> STOP", "not ".repeat(n)),
+        ),
+        (
+            "applications",
+            format!(
+                "x = {}1{}{ext}P = c!x -> STOP",
+                "f(".repeat(n),
+                ")".repeat(n)
+            ),
+        ),
+        (
+            "sequences",
+            format!("x = {}1{}{ext}P = STOP", "<".repeat(n), ">".repeat(n)),
+        ),
+        (
+            "sets",
+            format!("x = {}1{}{ext}P = STOP", "{".repeat(n), "}".repeat(n)),
+        ),
+        (
+            "conditionals",
+            format!(
+                "x = {}1{}{ext}P = c!x -> STOP",
+                "if true then ".repeat(n),
+                " else 2".repeat(n)
+            ),
+        ),
+        (
+            "lets",
+            format!("x = {}1{ext}P = c!x -> STOP", "let y = 1 within ".repeat(n)),
+        ),
+        (
+            "tuples",
+            format!("x = {}1{}{ext}P = STOP", "(1,".repeat(n), ")".repeat(n)),
+        ),
+        ("fields", format!("P = c{} -> STOP{ext}", ".0".repeat(n))),
+    ]
+}
+
+#[test]
+fn expressions_nested_too_deep_are_refused_not_a_stack_overflow() {
+    // far beyond the bound: a positioned error, exit 2, for every shape
+    for (name, body) in nested_scripts(200_000) {
+        let (code, out) = weft_check(
+            &format!("nested_{name}.csp"),
+            &format!("{body}\nassert P :[deadlock free]\n"),
+        );
+        assert_eq!(code, 2, "{name}: {out}");
+        assert!(out.contains("nested more than"), "{name}: {out}");
+        assert!(out.contains(":2:") || out.contains(":1:"), "{name}: {out}");
+    }
+    // within it (a prefix chain of 15,000 events counts 30,000): every stage that walks the
+    // expression does so without overflowing its stack (an answer, or for the ill-typed
+    // dotted event an ordinary error)
+    // (values nested deep, sequences of sequences..., are typed and compared in time
+    // quadratic in their depth: 1,500 levels there)
+    let values = ["sequences", "sets", "tuples"];
+    let within = nested_scripts(15_000)
+        .into_iter()
+        .filter(|(name, _)| !values.contains(name))
+        .chain(
+            nested_scripts(1_500)
+                .into_iter()
+                .filter(|(name, _)| values.contains(name)),
+        );
+    for (name, body) in within {
+        let (code, out) = weft_check(
+            &format!("deep_{name}.csp"),
+            &format!("{body}\nassert P :[deadlock free]\n"),
+        );
+        assert!((0..=2).contains(&code), "{name}: exit {code}: {out}");
+        assert!(!out.contains("nested more than"), "{name}: {out}");
+        if name != "fields" {
+            assert!(code == 0 || code == 1, "{name}: exit {code}: {out}");
+        }
+    }
+}

@@ -6,7 +6,24 @@ use super::*;
 
 impl Parser<'_> {
     pub(super) fn parse_expr(&mut self, min: u8) -> PResult<Expr> {
-        stacker::maybe_grow(RED_ZONE, STACK_PER_RECURSION, || self.parse_expr_inner(min))
+        let outer = self.nesting;
+        self.nest()?;
+        let e = stacker::maybe_grow(RED_ZONE, STACK_PER_RECURSION, || self.parse_expr_inner(min));
+        self.nesting = outer;
+        e
+    }
+
+    /// One level deeper (an operand, or an operator folded into the operand before it).
+    fn nest(&mut self) -> PResult<()> {
+        self.nesting += 1;
+        if self.nesting > MAX_EXPR_DEPTH {
+            return Err(RawError::new(
+                self.span(),
+                ErrorKind::Limit,
+                format!("expression nested more than {MAX_EXPR_DEPTH} levels deep"),
+            ));
+        }
+        Ok(())
     }
 
     pub(super) fn parse_expr_inner(&mut self, min: u8) -> PResult<Expr> {
@@ -57,6 +74,8 @@ impl Parser<'_> {
             if level < min {
                 break;
             }
+            // The operator makes the expression read so far one level deeper.
+            self.nest()?;
             let op_span = self.span();
             lhs = match tok {
                 Tok::Interleave

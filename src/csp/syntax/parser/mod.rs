@@ -44,6 +44,14 @@ mod timed;
 
 pub(crate) use patterns::to_pattern;
 
+/// A bound on the depth of the expressions a script may hold: each operand read counts one
+/// level, each operator folded into the operand before it one more (so a prefix chain
+/// `a -> b -> … -> STOP` counts two per event: 20,000 events load). The parser grows its stack
+/// as it needs, but the later stages walk expressions recursively: beyond this bound (far
+/// beyond any script written by hand) a script is refused with a positioned error instead of
+/// overflowing a stack.
+pub(crate) const MAX_EXPR_DEPTH: u32 = 40_000;
+
 /// Stack kept free before a recursive step grows the stack (see [`stacker::maybe_grow`]).
 pub(crate) const RED_ZONE: usize = 128 * 1024;
 /// Size of each stack segment added when the red zone is reached.
@@ -254,6 +262,9 @@ struct Parser<'c> {
     /// The names the top-level declaration being parsed defines, as far as read so far
     /// (kept for [`DeclKind::Invalid`] when the rest of it cannot be read).
     decl_names: Vec<Ident>,
+    /// A bound on the depth of the expression being read: operands being read plus operators
+    /// folded into them (see [`MAX_EXPR_DEPTH`]).
+    nesting: u32,
 }
 
 fn unsupported(span: Span, what: &str) -> RawError {
@@ -272,6 +283,7 @@ impl<'c> Parser<'c> {
             ctx,
             file,
             seq_stack: vec![(0, 0)],
+            nesting: 0,
             include_error: None,
             decl_names: Vec::new(),
         }
