@@ -5,8 +5,9 @@
 //!   trace, the violation and the implementation's state per component);
 //! - the same result at 1, 2 and 4 threads (pairs, transitions, levels, witness);
 //! - a check that holds in compact storage says how many bytes its pairs took, and a check
-//!   whose normal-form nodes do not fit beside a wide encoding falls back to indexed storage
-//!   with the right verdict (case `compact_wide_encoding.csp`).
+//!   whose normal-form nodes do not fit beside a wide encoding in one word keeps its pairs
+//!   wide (the node, then the encoding), with the right verdict and the exact pairs (case
+//!   `compact_wide_encoding.csp`).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -102,7 +103,7 @@ fn compact_and_indexed_products_agree_at_every_thread_count() {
 }
 
 #[test]
-fn nodes_that_do_not_fit_beside_a_wide_encoding_fall_back_to_indexed_pairs() {
+fn nodes_that_do_not_fit_beside_a_wide_encoding_keep_their_pairs_wide() {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/cases/should_pass/compact_wide_encoding.csp");
     let results = run(&path, true, 2);
@@ -112,10 +113,13 @@ fn nodes_that_do_not_fit_beside_a_wide_encoding_fall_back_to_indexed_pairs() {
             .find(|r| r.text == text)
             .unwrap_or_else(|| panic!("no assertion {text}"))
     };
-    // Sixteen normal-form nodes, room for four: searched indexed, and right.
+    // Sixteen normal-form nodes, room for four: pairs kept wide, and right. The product
+    // pairs each of the 16 nodes with one of SYSTEM's two states (tick, then tock, in step
+    // with S's own), 16 pairs and 16 steps.
     let wide = by_text("S(0) [F= SYSTEM");
     assert_eq!(wide.verdict.name(), "holds");
-    assert_eq!(wide.visited_bytes, None);
+    assert!(wide.visited_bytes.is_some());
+    assert_eq!((wide.states, wide.transitions), (16, 16));
     // One node: compact.
     let narrow = by_text("RUNT [T= SYSTEM");
     assert_eq!(narrow.verdict.name(), "holds");

@@ -466,13 +466,14 @@ fn weft_json(command: &str, args: &[&str]) -> (Value, i32) {
     (value, out.status.code().unwrap_or(-1))
 }
 
-/// `value` without its timings, thread counts and memory figures (which differ between runs).
+/// `value` without its timings, thread counts and memory figures (which differ between runs),
+/// and without whether a search was shared among processes.
 fn without_timings(value: &Value) -> Value {
     match value {
         Value::Object(map) => Value::Object(
             map.iter()
                 .filter(|(k, _)| {
-                    !(["seconds", "threads", "peak_memory"].contains(&k.as_str())
+                    !(["seconds", "threads", "peak_memory", "shared"].contains(&k.as_str())
                         || k.contains("bytes")
                         || k.contains("per_second"))
                 })
@@ -493,18 +494,38 @@ fn distributed_checks_give_the_single_process_verdicts_counts_and_counterexample
         "examples/mutual_exclusion.csp",
         "examples/compression_pipeline.csp",
         "tests/cases/should_pass/compact_wide_encoding.csp",
+        "tests/cases/should_pass/dist_wide_encoding.csp",
         "tests/cases/should_pass/divergence.csp",
         "tests/cases/should_pass/real_buffers.csp",
     ];
     let mut searched_compactly = 0;
     let mut failing = 0;
+    let mut shared_wide = 0;
     for script in scripts {
         let path = root().join(script);
         let path = path.to_str().unwrap();
         let (single, code) = weft_json("check", &[path]);
+        for a in single["assertions"].as_array().unwrap() {
+            assert_eq!(a["shared"], false, "{script}: one process shares nothing");
+        }
         for (processes, workers) in [(2, 1), (3, 2)] {
             let (run, run_code) =
                 weft_distributed_command("check", &[path], processes, workers, &[]);
+            let assertions = run["assertions"].as_array().unwrap();
+            // A search whose implementation has a canonical encoding (the networks `SYSTEM`
+            // and `DEAD`) is shared, whatever its width: every one of the wide script's (its
+            // state vector takes more than two words), and `compact_wide_encoding`'s (where
+            // `S(0)`'s sixteen nodes do not fit beside the encoding in one word).
+            if script.contains("wide_encoding") {
+                for a in assertions {
+                    let text = a["assertion"].as_str().unwrap();
+                    let encodable = text.contains(":[")
+                        || text.ends_with("= SYSTEM")
+                        || text.ends_with("= DEAD");
+                    assert_eq!(a["shared"], encodable, "{script}: {text} shared");
+                    shared_wide += encodable as usize;
+                }
+            }
             assert_eq!(
                 run_code, code,
                 "{script}: exit code with {processes} processes"
@@ -525,6 +546,7 @@ fn distributed_checks_give_the_single_process_verdicts_counts_and_counterexample
         "{searched_compactly} searches shared"
     );
     assert!(failing >= 5, "{failing} failing assertions");
+    assert_eq!(shared_wide, 2 * (8 + 5), "searches of wide pairs shared");
 }
 
 /// A distributed refinement check keeps exact pairs (no antichain): its figures are those of

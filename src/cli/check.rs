@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use anyhow::Result;
 use clap::Args;
 
-use super::distributed::{connector, DistArgs};
+use super::distributed::{shared_searches, DistArgs};
 use super::limits::SearchArgs;
 use super::progress::LevelProgress;
 use super::refines::{angle, braces, explain_violation};
@@ -70,7 +70,7 @@ pub fn run(args: &CheckArgs) -> Result<i32> {
         Some(c) => weft::threads::Threads::new(c.workers)?,
         None => args.search.threads(),
     };
-    let distributed = cluster.map(|c| connector(c, args.dist.connect_timeout));
+    let distributed = cluster.map(|c| shared_searches(c, args.dist.connect_timeout));
     // The progress line, and whether it counts product pairs.
     let line: Arc<Mutex<Option<(LevelProgress, &str)>>> = Arc::new(Mutex::new(None));
     let progress_line = line.clone();
@@ -241,6 +241,7 @@ fn result_json(r: &AssertionResult) -> serde_json::Value {
         "threads": r.threads,
         "peak_memory": r.peak_memory,
         "visited_bytes": r.visited_bytes,
+        "shared": r.shared,
         "seconds": r.seconds,
     })
 }

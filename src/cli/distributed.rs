@@ -115,7 +115,7 @@ pub(crate) fn explore<T: TransitionSystem + Send + 'static>(
 /// connects anew, waiting at most `connect_timeout` (default 60 s) for the other processes,
 /// with timely's messages about connecting on standard error; a lost connection then ends
 /// this process with exit status 2.
-pub(crate) fn connector(
+fn connector(
     cluster: Cluster,
     connect_timeout: Option<std::time::Duration>,
 ) -> weft::dist::Connector {
@@ -135,6 +135,18 @@ pub(crate) fn connector(
         }
         connected
     })
+}
+
+/// The shared searches of `weft check` and `weft refines` in a distributed run, over the
+/// connections of [`connector`].
+pub(crate) fn shared_searches(
+    cluster: Cluster,
+    connect_timeout: Option<std::time::Duration>,
+) -> weft::refine::SharedSearches {
+    Arc::new(weft::dist::pairs::ClusterPairSearch::new(connector(
+        cluster,
+        connect_timeout,
+    )))
 }
 
 /// Makes a panic of timely's communication threads (how timely reports a connection to another

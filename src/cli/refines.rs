@@ -174,7 +174,8 @@ pub fn run(args: RefinesArgs) -> Result<i32> {
         },
         ..opts
     };
-    let distributed = cluster.map(|c| super::distributed::connector(c, args.dist.connect_timeout));
+    let distributed =
+        cluster.map(|c| super::distributed::shared_searches(c, args.dist.connect_timeout));
     if distributed.is_some() && (opts.search != Search::Bfs || args.reduce) {
         return Err(UsageError(
             "a distributed check searches breadth first, without --reduce".into(),
@@ -267,7 +268,7 @@ fn check_on_the_fly(
     spec: &Lts,
     system: &CspSystem,
     opts: &CheckOptions,
-    distributed: Option<weft::dist::Connector>,
+    distributed: Option<weft::refine::SharedSearches>,
     prints: bool,
     stop: &StopSignal,
 ) -> Result<i32> {
@@ -307,7 +308,10 @@ fn check_on_the_fly(
 
 /// The options of an on-the-fly product search: the state limit, compact pairs first, and the
 /// processes of a distributed run if any.
-fn search_options(args: &RefinesArgs, distributed: Option<weft::dist::Connector>) -> SystemOptions {
+fn search_options(
+    args: &RefinesArgs,
+    distributed: Option<weft::refine::SharedSearches>,
+) -> SystemOptions {
     SystemOptions {
         max_pairs: args.limits.max_states,
         on_level: None,

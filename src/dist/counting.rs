@@ -17,6 +17,7 @@ use super::pairs::{AlonePairs, PairOptions};
 use super::search::finished_stats;
 use super::{DistExploration, DistOptions};
 use crate::explore::compact::Packed;
+use crate::explore::keyed::PackedKeys;
 use crate::explore::{ExploreStats, Plain, StopSignal};
 use crate::ts::TransitionSystem;
 
@@ -38,8 +39,10 @@ pub(super) fn run_worker<T: TransitionSystem>(
     };
     let searched = super::pairs::run_worker(
         worker,
-        &AlonePairs(&Plain(&packed)),
-        packed.bits(),
+        &PackedKeys {
+            product: &AlonePairs(&Plain(&packed)),
+            bits: packed.bits(),
+        },
         &pair_opts,
         stop,
     )?;

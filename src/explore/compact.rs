@@ -252,22 +252,22 @@ pub fn pair_key(bits: u32, (node, state): (u32, u64)) -> Option<u64> {
 /// single node 0, so that the compact and distributed searches of products serve it too.
 pub struct AlonePairs<'a, D>(pub &'a D);
 
-impl<D: Driven<State = u64>> Driven for AlonePairs<'_, D> {
-    type State = (u32, u64);
+impl<D: Driven> Driven for AlonePairs<'_, D> {
+    type State = (u32, D::State);
     type Witness = D::Witness;
 
-    fn initial_state(&self) -> (u32, u64) {
+    fn initial_state(&self) -> (u32, D::State) {
         (0, self.0.initial_state())
     }
 
     #[inline]
     fn expand(
         &self,
-        &(_, state): &(u32, u64),
-        emit: &mut dyn FnMut(Label, (u32, u64)),
+        (_, state): &(u32, D::State),
+        emit: &mut dyn FnMut(Label, (u32, D::State)),
     ) -> Option<Found<D::Witness>> {
         self.0
-            .expand(&state, &mut |label, target| emit(label, (0, target)))
+            .expand(state, &mut |label, target| emit(label, (0, target)))
     }
 }
 

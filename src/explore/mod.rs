@@ -17,6 +17,7 @@ pub mod compact;
 pub mod engine;
 pub mod ids;
 pub mod index;
+pub mod keyed;
 pub mod limits;
 pub mod visited;
 pub mod zeroed;

@@ -15,19 +15,47 @@
 //!
 //! Divergences are found as in the indexed search, remembered by encoding
 //! ([`crate::ts::TransitionSystem::state_key`]).
+//!
+//! Where the nodes do not fit beside the encoding, or the encoding takes more than two words,
+//! a pair is kept as the node followed by the encoding ([`EncodedPairs`], in a [`WideSet`]).
+//!
+//! A distributed run shares the search among its processes through [`SharedPairSearch`],
+//! which `dist` implements and the CLI hands in ([`SystemOptions::distributed`]): the pairs
+//! travel as keys ([`crate::explore::keyed`]), of one `u64` or of the node and a wider
+//! encoding, so `refine` knows nothing of processes.
 
 #![forbid(unsafe_code)]
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use super::product::{Product, SpecEvents};
 use super::shared_normal::SharedNormalForm;
 use super::{CheckStats, Model, RefineError, SystemOptions};
-#[cfg(not(loom))]
-use crate::dist::pairs::{search_pairs, PairOptions};
-use crate::explore::compact::{pair_key, CompactSet};
-use crate::explore::{
-    Engine, LevelWriter, Offer, ProvisionalId, RunOptions, StopReason, StopSignal, Visited,
+use crate::explore::compact::{pair_key, CompactSet, Packed};
+use crate::explore::keyed::{
+    EncodedKeys, KeyedProduct, PackedKeys, PairOptions, PairSearch, WideSet,
 };
+use crate::explore::{
+    Driven, Engine, LevelWriter, Offer, ProvisionalId, RunOptions, StopReason, StopSignal, Visited,
+};
+use crate::ts::TransitionSystem;
+
+/// A search of the pairs of a product shared among the processes of a distributed run, each
+/// pair kept by one of them: what `dist` offers (the CLI hands it in through
+/// [`SystemOptions::distributed`]), so that `refine` needs to know nothing of processes. Every
+/// process of the run makes the same searches, in the same order, with the same products.
+pub trait SharedPairSearch: Send + Sync {
+    /// Searches `product` breadth first (its pairs keyed alike in every process) to the end
+    /// of its first level with a violation, or until a level adds nothing; the same result
+    /// in every process. An error (a lost process, processes at different searches) is a
+    /// message.
+    fn search(
+        &self,
+        product: &dyn KeyedProduct,
+        opts: &PairOptions,
+        stop: &StopSignal,
+    ) -> Result<PairSearch, String>;
+}
 
 /// The visited pairs of a compact product search: exact pairs packed into one `u64` each.
 pub(crate) struct PackedPairs {
@@ -133,53 +161,119 @@ where
     })
 }
 
+/// Searches the product of `nf` and `imp` compactly in this process: pairs of one `u64`
+/// where the implementation's packed encoding leaves room for the nodes, else (a wider
+/// encoding, or a node that did not fit) the node and the encoding of any width; `None`
+/// when `imp` has no canonical encoding.
+pub(crate) fn search_in_process<I: TransitionSystem>(
+    engine: &Engine,
+    nf: &SharedNormalForm<'_>,
+    events: &SpecEvents,
+    imp: &I,
+    model: Model,
+    opts: &RunOptions,
+    stop: &StopSignal,
+) -> Option<CompactSearch> {
+    if let Some(packed) = Packed::new(imp) {
+        let product = Product::new(nf, events, &packed, model, stop);
+        if let Some(searched) = search(engine, &product, packed.bits(), opts, stop) {
+            return Some(searched);
+        }
+        // A node did not fit beside the encodings (the search stopped as if full): the
+        // pairs are kept wide.
+        stop.withdraw(StopReason::StateLimit);
+    }
+    let product = Product::new(nf, events, imp, model, stop);
+    search_encoded(engine, &product, imp, opts, stop)
+}
+
 /// Nodes of a normal form built whole for a distributed check, at most.
 const DISTRIBUTED_NODES: usize = 1 << 20;
 
 /// Whether a check in `model` can be searched by the processes of a distributed run: the
 /// model's nodes are the normal form's own (refusal testing and revivals make nodes of
 /// admissible members as the search goes), and the normal form, built whole here in a fixed
-/// order so that every process numbers its nodes alike, is small enough and its numbers fit
-/// above `bits` bits of encoding. The same answer in every process.
-pub(crate) fn distributable(model: Model, nf: &SharedNormalForm<'_>, bits: u32) -> bool {
+/// order so that every process numbers its nodes alike, is small enough. The same answer in
+/// every process.
+pub(crate) fn distributable(model: Model, nf: &SharedNormalForm<'_>) -> bool {
     matches!(
         model,
         Model::Traces | Model::Failures | Model::FailuresDivergences
     ) && nf.complete(DISTRIBUTED_NODES)
-        && pair_key(bits, (nf.num_sets().saturating_sub(1) as u32, 0)).is_some()
 }
 
-/// Searches `product` with the processes of the distributed run of `system_opts`
-/// ([`crate::dist::pairs`]), if it has one (else `None`); for a refinement, the normal form
-/// must have been completed ([`distributable`]). `fingerprint_kind` names the kind of search
-/// (every process must be at the same one).
-#[cfg(not(loom))]
-pub(crate) fn search_distributed<D>(
-    product: &D,
+/// A pair with the largest node of `nf` (complete) fits in one `u64` beside `bits` bits.
+fn nodes_fit(nf: &SharedNormalForm<'_>, bits: u32) -> bool {
+    pair_key(bits, (nf.num_sets().saturating_sub(1) as u32, 0)).is_some()
+}
+
+/// Searches the product of `nf` (complete: [`distributable`]) and `imp` with the processes
+/// of the distributed run of `system_opts`, if it has one and `imp` has a canonical
+/// encoding (else `None`): pairs of one `u64` where the nodes fit beside a packed encoding
+/// of at most two words, else the node and the encoding of any width.
+pub(crate) fn search_product_shared<I: TransitionSystem>(
+    nf: &SharedNormalForm<'_>,
+    events: &SpecEvents,
+    imp: &I,
+    model: Model,
+    system_opts: &SystemOptions,
+    opts: &RunOptions,
+    stop: &StopSignal,
+) -> Result<Option<CompactSearch>, RefineError> {
+    let spec_sets = nf.num_sets() as u64;
+    let kind = 1 + model as u8;
+    if let Some(packed) = Packed::new(imp).filter(|p| nodes_fit(nf, p.bits())) {
+        let product = Product::new(nf, events, &packed, model, stop);
+        let keys = PackedKeys {
+            product: &product,
+            bits: packed.bits(),
+        };
+        return search_shared(
+            &keys,
+            kind,
+            spec_sets,
+            packed.bits(),
+            system_opts,
+            opts,
+            stop,
+        );
+    }
+    let product = Product::new(nf, events, imp, model, stop);
+    match EncodedKeys::new(&product, imp) {
+        Some(keys) => search_shared(&keys, kind, spec_sets, 0, system_opts, opts, stop),
+        None => Ok(None),
+    }
+}
+
+/// Searches `product` (its pairs keyed by `product`) with the processes of the distributed
+/// run of `system_opts`, if it has one (else `None`). `fingerprint_kind` names the kind of
+/// search, `spec_sets` and `bits` its specification's size and its encoding's bits (every
+/// process must be at the same search).
+pub(crate) fn search_shared(
+    product: &dyn KeyedProduct,
     fingerprint_kind: u8,
     spec_sets: u64,
     bits: u32,
     system_opts: &SystemOptions,
     opts: &RunOptions,
     stop: &StopSignal,
-) -> Result<Option<CompactSearch>, RefineError>
-where
-    D: crate::explore::Driven<State = (u32, u64)>,
-{
-    let Some(connect) = &system_opts.distributed else {
+) -> Result<Option<CompactSearch>, RefineError> {
+    let Some(shared) = &system_opts.distributed else {
         return Ok(None);
     };
-    let failed = |e: crate::dist::DistError| RefineError::Distributed(e.to_string());
-    let connected = connect().map_err(failed)?;
-    let workers = connected.workers();
     let pair_opts = PairOptions {
         max_pairs: opts.max_states,
         on_level: opts.on_level.clone(),
-        // The search's kind and its specification's size (the initial pair and the
-        // encoding's bits are added to it).
-        fingerprint: spec_sets << 8 | fingerprint_kind as u64,
+        fingerprint: crate::hash::hash_words(&[
+            fingerprint_kind as u32,
+            spec_sets as u32,
+            (spec_sets >> 32) as u32,
+            bits,
+        ]),
     };
-    let searched = search_pairs(product, bits, connected, &pair_opts, stop).map_err(failed)?;
+    let searched = shared
+        .search(product, &pair_opts, stop)
+        .map_err(RefineError::Distributed)?;
     let pairs = searched.pairs;
     Ok(Some(CompactSearch {
         stats: CheckStats {
@@ -194,25 +288,91 @@ where
             pair_bytes: Some(searched.bytes),
             seconds: 0.0,
             levels: searched.levels,
-            threads: workers,
+            threads: searched.workers,
+            shared: true,
         },
         violated: searched.violated,
         stopped: searched.stopped,
     }))
 }
 
-/// Loom builds leave distribution out: there is never a distributed run.
-#[cfg(loom)]
-pub(crate) fn search_distributed<D>(
-    _product: &D,
-    _fingerprint_kind: u8,
-    _spec_sets: u64,
-    _bits: u32,
-    _system_opts: &SystemOptions,
-    _opts: &RunOptions,
-    _stop: &StopSignal,
-) -> Result<Option<CompactSearch>, RefineError> {
-    Ok(None)
+/// The visited pairs of a compact product search over an implementation whose encoding, or
+/// whose encoding with the node beside it, is wider than a `u64`: exact pairs kept as the
+/// node followed by the encoding ([`EncodedKeys`]'s keys) in a [`WideSet`].
+pub(crate) struct EncodedPairs<'a, T> {
+    ts: &'a T,
+    set: WideSet,
+    width: usize,
+}
+
+/// Words of a key kept on the stack (wider keys take a vector).
+const STACK_KEY_WORDS: usize = 16;
+
+impl<'a, T: TransitionSystem> EncodedPairs<'a, T> {
+    /// An empty set of the pairs of `ts`, if it has a canonical encoding.
+    pub(crate) fn new(ts: &'a T) -> Option<Self> {
+        let width = ts.encoded_width().ok()? + 1;
+        Some(EncodedPairs {
+            ts,
+            set: WideSet::new(width),
+            width,
+        })
+    }
+}
+
+impl<T: TransitionSystem> Visited<(u32, T::State)> for EncodedPairs<'_, T> {
+    fn offer(
+        &self,
+        (node, state): &(u32, T::State),
+        _key: u64,
+        _level: &mut LevelWriter<'_>,
+    ) -> Offer {
+        let mut on_stack = [0u32; STACK_KEY_WORDS];
+        let mut on_heap = Vec::new();
+        let key: &mut [u32] = if self.width <= STACK_KEY_WORDS {
+            &mut on_stack[..self.width]
+        } else {
+            on_heap.resize(self.width, 0);
+            &mut on_heap
+        };
+        key[0] = *node;
+        self.ts.encode_state(state, &mut key[1..]);
+        // No provisional ids: a frontier-only run keeps none.
+        if self.set.insert(key) {
+            Offer::New(ProvisionalId(u32::MAX))
+        } else {
+            Offer::Old(ProvisionalId(u32::MAX))
+        }
+    }
+}
+
+/// Runs `product` (over `imp`, which has a canonical encoding) frontier-only with exact
+/// pairs kept by their encodings ([`EncodedPairs`]), or `None` when `imp` has no encoding.
+pub(crate) fn search_encoded<I, D>(
+    engine: &Engine,
+    product: &D,
+    imp: &I,
+    opts: &RunOptions,
+    stop: &StopSignal,
+) -> Option<CompactSearch>
+where
+    I: TransitionSystem,
+    D: Driven<State = (u32, I::State)>,
+{
+    let pairs = EncodedPairs::new(imp)?;
+    let opts = RunOptions {
+        record_transitions: false,
+        frontier_only: true,
+        ..opts.clone()
+    };
+    let run = engine.run(product, &pairs, &opts, stop);
+    let mut stats = super::run_stats(&run, 0, engine);
+    stats.pair_bytes = Some(pairs.set.bytes());
+    Some(CompactSearch {
+        stats,
+        violated: run.witness.is_some(),
+        stopped: run.stats.stopped,
+    })
 }
 
 #[cfg(test)]

@@ -230,6 +230,7 @@ pub fn search_determinism<T: TransitionSystem>(
         transitions: run.stats.transitions,
         levels: run.stats.levels,
         visited_bytes: None,
+        shared: false,
         seconds: start.elapsed().as_secs_f64(),
     })
 }

@@ -61,6 +61,7 @@ use crate::ts::{Label, TransitionSystem, TAU};
 use antichain::ConcurrentAntichain;
 use shared_normal::SharedNormalForm;
 
+pub use compact::SharedPairSearch;
 pub use determinism::search_determinism;
 use product::{Product, ProductWitness, SpecEvents};
 pub use property_search::{search_property, Property, PropertySearch};
@@ -326,6 +327,10 @@ pub struct CheckStats {
     pub levels: u32,
     /// Worker threads.
     pub threads: usize,
+    /// Whether the processes of a distributed run searched the product together (a
+    /// failing check's counterexample is then searched for again in each process).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub shared: bool,
 }
 
 /// The outcome of a check: the verdict (with a counterexample when it fails) and statistics.
@@ -436,18 +441,18 @@ pub struct SystemOptions {
     /// failures-divergences: each call connects once (every process of the run makes the same
     /// checks in the same order). As with [`SystemOptions::compact`], a check that holds ends
     /// there and one that fails is searched again in this process for its counterexample.
-    /// Other checks run in every process alike.
-    #[cfg(not(loom))]
-    pub distributed: Option<crate::dist::Connector>,
+    /// Other checks run in every process alike. `dist` makes the searches (the CLI hands
+    /// them in: `refine` knows nothing of processes).
+    pub distributed: Option<SharedSearches>,
 }
+
+/// The shared searches of a distributed run ([`SystemOptions::distributed`]).
+pub type SharedSearches = std::sync::Arc<dyn SharedPairSearch>;
 
 impl SystemOptions {
     /// Whether a distributed run shares the searches.
     fn shares(&self) -> bool {
-        #[cfg(not(loom))]
-        return self.distributed.is_some();
-        #[cfg(loom)]
-        return false;
+        self.distributed.is_some()
     }
 }
 
@@ -494,57 +499,42 @@ pub fn check_system<I: TransitionSystem>(
         on_level: system_opts.on_level.clone(),
         ..Default::default()
     };
-    let encoded = crate::explore::compact::Packed::new(imp)
-        .filter(|_| system_opts.compact || system_opts.shares());
-    if let Some(encoded) = encoded {
-        let product = Product::new(&nf, &events, &encoded, model, stop);
-        let shared = if system_opts.shares() && compact::distributable(model, &nf, encoded.bits()) {
-            compact::search_distributed(
-                &product,
-                1 + model as u8,
-                nf.num_sets() as u64,
-                encoded.bits(),
-                system_opts,
-                &run_opts,
-                stop,
-            )?
-        } else {
-            None
-        };
-        let searched = match shared {
-            Some(searched) => Some(searched),
-            None if system_opts.compact => {
-                let searched = compact::search(engine, &product, encoded.bits(), &run_opts, stop);
-                if searched.is_none() {
-                    // A node did not fit beside the encodings (the search stopped as if
-                    // full): the indexed search decides.
-                    stop.withdraw(StopReason::StateLimit);
-                }
-                searched
-            }
-            None => None,
-        };
-        if let Some(searched) = searched {
-            if let Some(reason) = searched.stopped {
-                return Err(RefineError::Stopped(reason));
-            }
-            if !searched.violated {
-                let mut stats = searched.stats;
-                stats.spec_sets = nf.num_sets() as u64;
-                stats.seconds = start.elapsed().as_secs_f64();
-                return Ok(SystemCheck {
-                    result: CheckResult {
-                        model,
-                        counterexample: None,
-                        stats,
-                    },
-                    impl_state: None,
-                    impl_path: Vec::new(),
-                });
-            }
-            // A violation: the indexed search below finds it at the same level, with its
-            // canonical counterexample.
+    let mut shared = false;
+    let searched = if system_opts.shares() && compact::distributable(model, &nf) {
+        compact::search_product_shared(&nf, &events, imp, model, system_opts, &run_opts, stop)?
+    } else {
+        None
+    };
+    let searched = match searched {
+        Some(searched) => {
+            shared = true;
+            Some(searched)
         }
+        None if system_opts.compact => {
+            compact::search_in_process(engine, &nf, &events, imp, model, &run_opts, stop)
+        }
+        None => None,
+    };
+    if let Some(searched) = searched {
+        if let Some(reason) = searched.stopped {
+            return Err(RefineError::Stopped(reason));
+        }
+        if !searched.violated {
+            let mut stats = searched.stats;
+            stats.spec_sets = nf.num_sets() as u64;
+            stats.seconds = start.elapsed().as_secs_f64();
+            return Ok(SystemCheck {
+                result: CheckResult {
+                    model,
+                    counterexample: None,
+                    stats,
+                },
+                impl_state: None,
+                impl_path: Vec::new(),
+            });
+        }
+        // A violation: the indexed search below finds it at the same level, with its
+        // canonical counterexample.
     }
     let product = Product::new(&nf, &events, imp, model, stop);
     let run = if opts.no_antichain {
@@ -562,6 +552,7 @@ pub fn check_system<I: TransitionSystem>(
         return Err(RefineError::Stopped(reason));
     }
     let mut stats = run_stats(&run, nf.num_sets() as u64, engine);
+    stats.shared = shared;
     let mut impl_state = None;
     let mut impl_path = Vec::new();
     let counterexample = run.witness.as_ref().map(|w| {
@@ -703,6 +694,7 @@ pub(crate) fn run_stats<S, W>(run: &Run<S, W>, spec_sets: u64, engine: &Engine) 
         seconds: 0.0,
         levels: run.stats.levels,
         threads: engine.threads().get(),
+        shared: false,
     }
 }
 

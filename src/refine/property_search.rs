@@ -14,6 +14,8 @@ use super::compact;
 use super::divergence::DivergenceMemo;
 use super::properties::{PropertyCounterexample, PropertyViolation};
 use super::{Model, RefineError, SystemOptions};
+use crate::explore::compact::AlonePairs;
+use crate::explore::keyed::{EncodedKeys, PackedKeys};
 use crate::explore::{Driven, Engine, Found, NumberedVisited, RunOptions, StopSignal};
 use crate::ts::{Label, TransitionSystem, TAU};
 
@@ -46,6 +48,9 @@ pub struct PropertySearch<S> {
     pub visited_bytes: Option<u64>,
     /// Wall-clock time, in seconds.
     pub seconds: f64,
+    /// Whether the processes of a distributed run searched together (a violation's
+    /// counterexample is then searched for again in each process).
+    pub shared: bool,
 }
 
 /// A system searched for a property violation.
@@ -124,41 +129,49 @@ pub fn search_property<T: TransitionSystem>(
     // With the processes of a distributed run: the states, packed, shared among them. A
     // property that holds ends there; a violation is searched for again below, in this
     // process, for its canonical shortest counterexample (at the same level).
-    let encoded = crate::explore::compact::Packed::new(ts).filter(|_| system_opts.shares());
-    if let Some(encoded) = encoded {
-        let alone = Tested {
-            ts: &encoded,
-            property,
-            tick,
-            divergence: DivergenceMemo::new(&encoded, stop.clone()),
-        };
-        let searched = compact::search_distributed(
-            &crate::explore::compact::AlonePairs(&alone),
-            match property {
-                Property::DeadlockFree(model) => 32 + model as u8,
-                Property::DivergenceFree => 64,
-            },
-            0,
-            encoded.bits(),
-            system_opts,
-            &opts,
-            stop,
-        )?;
-        if let Some(searched) = searched {
-            if let Some(reason) = searched.stopped {
-                return Err(RefineError::Stopped(reason));
+    let kind = match property {
+        Property::DeadlockFree(model) => 32 + model as u8,
+        Property::DivergenceFree => 64,
+    };
+    let searched = match crate::explore::compact::Packed::new(ts) {
+        _ if !system_opts.shares() => None,
+        Some(encoded) => {
+            let alone = Tested {
+                ts: &encoded,
+                property,
+                tick,
+                divergence: DivergenceMemo::new(&encoded, stop.clone()),
+            };
+            let keys = PackedKeys {
+                product: &AlonePairs(&alone),
+                bits: encoded.bits(),
+            };
+            compact::search_shared(&keys, kind, 0, encoded.bits(), system_opts, &opts, stop)?
+        }
+        None => {
+            let alone = AlonePairs(&tested);
+            match EncodedKeys::new(&alone, ts) {
+                Some(keys) => compact::search_shared(&keys, kind, 0, 0, system_opts, &opts, stop)?,
+                None => None,
             }
-            if !searched.violated {
-                return Ok(PropertySearch {
-                    counterexample: None,
-                    state: None,
-                    states: searched.stats.pairs_discovered,
-                    transitions: searched.stats.transitions,
-                    levels: searched.stats.levels,
-                    visited_bytes: searched.stats.pair_bytes,
-                    seconds: start.elapsed().as_secs_f64(),
-                });
-            }
+        }
+    };
+    let shared = searched.is_some();
+    if let Some(searched) = searched {
+        if let Some(reason) = searched.stopped {
+            return Err(RefineError::Stopped(reason));
+        }
+        if !searched.violated {
+            return Ok(PropertySearch {
+                counterexample: None,
+                state: None,
+                states: searched.stats.pairs_discovered,
+                transitions: searched.stats.transitions,
+                levels: searched.stats.levels,
+                visited_bytes: searched.stats.pair_bytes,
+                seconds: start.elapsed().as_secs_f64(),
+                shared: true,
+            });
         }
     }
     let run = engine.run(&tested, &NumberedVisited::new(ts), &opts, stop);
@@ -188,5 +201,6 @@ pub fn search_property<T: TransitionSystem>(
         levels: run.stats.levels,
         visited_bytes: None,
         seconds: start.elapsed().as_secs_f64(),
+        shared,
     })
 }

@@ -65,7 +65,7 @@ pub struct VerifyOptions {
     pub compact: bool,
     /// Search the products of refinements with the processes of a distributed run
     /// ([`crate::refine::SystemOptions::distributed`]).
-    pub distributed: Option<crate::dist::Connector>,
+    pub distributed: Option<crate::refine::SharedSearches>,
 }
 
 impl Default for VerifyOptions {
@@ -210,6 +210,9 @@ pub struct AssertionResult {
     /// Bytes of the compact set of product pairs, when the search kept one (a refinement
     /// that holds, see [`VerifyOptions::compact`]).
     pub visited_bytes: Option<u64>,
+    /// Whether the processes of a distributed run searched the assertion together (a
+    /// failing one's counterexample is then searched for again in each process).
+    pub shared: bool,
     /// Wall-clock time of the assertion.
     pub seconds: f64,
 }
@@ -229,6 +232,7 @@ impl AssertionResult {
             threads: 0,
             peak_memory: None,
             visited_bytes: None,
+            shared: false,
             seconds: 0.0,
         }
     }
@@ -354,6 +358,8 @@ struct Searched {
     levels: u32,
     /// Bytes of the set of pairs, when the product was kept compactly.
     visited_bytes: Option<u64>,
+    /// Whether the processes of a distributed run searched together.
+    shared: bool,
 }
 
 impl AssertionRun {
@@ -431,6 +437,7 @@ impl AssertionRun {
                 result.transitions = decided.searched.transitions;
                 result.levels = decided.searched.levels;
                 result.visited_bytes = decided.searched.visited_bytes;
+                result.shared = decided.searched.shared;
             }
             Err(Interrupted::Error(e)) => result.verdict = Verdict::Error(e),
             Err(Interrupted::Stopped(reason, states)) => {
@@ -657,6 +664,7 @@ impl AssertionRun {
                     transitions: stats.transitions,
                     levels: stats.levels,
                     visited_bytes: stats.pair_bytes,
+                    shared: stats.shared,
                 };
                 let witness = checked.result.counterexample.map(|c| {
                     let state = checked.impl_state.expect("a counterexample's state");
@@ -716,6 +724,7 @@ impl AssertionRun {
                     transitions: found.transitions,
                     levels: found.levels,
                     visited_bytes: None,
+                    shared: false,
                 };
                 match found.outcome {
                     HasTrace::Performs(path) => Decided {
@@ -794,6 +803,7 @@ impl Decided {
                 transitions: searched.transitions,
                 levels: searched.levels,
                 visited_bytes: searched.visited_bytes,
+                shared: searched.shared,
             },
         }
     }

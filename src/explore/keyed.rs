@@ -1,0 +1,385 @@
+//! Products searched by the keys of their pairs: fixed-width vectors of `u32` words that
+//! mean the same in every process, so that a search can keep, send and write them (the
+//! distributed product search of `dist`, which `refine` reaches through its
+//! `SharedPairSearch` trait; checkpoints of a distributed exploration).
+//!
+//! Two layouts of a pair `(normal-form node, implementation state)`:
+//! - [`PackedKeys`]: the implementation's packed encoding ([`super::compact::Packed`], at most
+//!   two words) with the node in the bits above it ([`pair_key`]): one `u64`, as two words;
+//! - [`EncodedKeys`]: the node, then the implementation's canonical encoding
+//!   ([`TransitionSystem::encode_state`]) of any width: `1 + width` words.
+//!
+//! [`KeySet`] keeps keys of either width: a [`CompactSet`] of `u64`s for keys of one or two
+//! words, a [`WideSet`] for wider ones.
+//!
+//! The types of a distributed pair search's options and outcome live here too
+//! ([`PairOptions`], [`PairSearch`]), below both `refine` (which asks for a search) and `dist`
+//! (which makes it), so that neither imports the other.
+
+#![forbid(unsafe_code)]
+
+use std::collections::HashSet;
+
+use crossbeam::utils::CachePadded;
+use parking_lot::Mutex;
+
+use super::compact::{pair_key, CompactSet};
+use super::engine::Driven;
+use super::{LevelObserver, StopReason};
+use crate::hash::WordBuildHasher;
+use crate::ts::TransitionSystem;
+
+/// A product whose pairs are searched as keys of [`KeyedProduct::key_width`] words.
+pub trait KeyedProduct: Sync {
+    /// Words of every key.
+    fn key_width(&self) -> usize;
+
+    /// Writes the initial pair's key into `key`.
+    fn initial_key(&self, key: &mut [u32]);
+
+    /// Calls `emit` with the key of each successor of the pair whose key is `key`, in the
+    /// product's order; returns whether the pair, or a step out of it, is a violation.
+    fn expand_key(&self, key: &[u32], emit: &mut dyn FnMut(&[u32])) -> bool;
+}
+
+/// A `u64` as two words, low first.
+#[inline]
+pub fn split(x: u64) -> [u32; 2] {
+    [x as u32, (x >> 32) as u32]
+}
+
+/// Two words, low first, as a `u64`.
+#[inline]
+pub fn join(lo: u32, hi: u32) -> u64 {
+    lo as u64 | ((hi as u64) << 32)
+}
+
+/// The pair of a key made by [`pair_key`] over `bits` bits of encoding.
+#[inline]
+pub fn pair_of(bits: u32, key: u64) -> (u32, u64) {
+    if bits >= 64 {
+        return (0, key);
+    }
+    ((key >> bits) as u32, key & ((1u64 << bits) - 1))
+}
+
+/// A product over a packed implementation of `bits` bits, its pairs keyed as one `u64` (two
+/// words) each. Every node the product reaches must fit above the encoding ([`pair_key`]):
+/// the caller checks it (for the largest node) before searching.
+pub struct PackedKeys<'a, D> {
+    /// The product.
+    pub product: &'a D,
+    /// Bits of the implementation's encoding.
+    pub bits: u32,
+}
+
+impl<D: Driven<State = (u32, u64)>> PackedKeys<'_, D> {
+    #[inline]
+    fn key(&self, pair: (u32, u64)) -> [u32; 2] {
+        split(pair_key(self.bits, pair).expect("nodes fit above the encoding (checked before)"))
+    }
+}
+
+impl<D: Driven<State = (u32, u64)>> KeyedProduct for PackedKeys<'_, D> {
+    fn key_width(&self) -> usize {
+        2
+    }
+
+    fn initial_key(&self, key: &mut [u32]) {
+        key.copy_from_slice(&self.key(self.product.initial_state()));
+    }
+
+    #[inline]
+    fn expand_key(&self, key: &[u32], emit: &mut dyn FnMut(&[u32])) -> bool {
+        let pair = pair_of(self.bits, join(key[0], key[1]));
+        self.product
+            .expand(&pair, &mut |_label, target| emit(&self.key(target)))
+            .is_some()
+    }
+}
+
+/// A product over an implementation `ts` with a canonical encoding of any width, its pairs
+/// keyed as the node followed by the implementation state's encoding. A key is decoded
+/// ([`TransitionSystem::decode_state`]) to be expanded.
+pub struct EncodedKeys<'a, D, T> {
+    /// The product.
+    pub product: &'a D,
+    /// Its implementation.
+    pub ts: &'a T,
+    /// Words of the implementation's encoding.
+    pub width: usize,
+}
+
+impl<'a, D, T> EncodedKeys<'a, D, T>
+where
+    T: TransitionSystem,
+    D: Driven<State = (u32, T::State)>,
+{
+    /// `product` over `ts`, if `ts` has a canonical encoding.
+    pub fn new(product: &'a D, ts: &'a T) -> Option<Self> {
+        let width = ts.encoded_width().ok()?;
+        Some(EncodedKeys { product, ts, width })
+    }
+
+    #[inline]
+    fn write_key(&self, (node, state): &(u32, T::State), key: &mut [u32]) {
+        key[0] = *node;
+        self.ts.encode_state(state, &mut key[1..]);
+    }
+}
+
+impl<D, T> KeyedProduct for EncodedKeys<'_, D, T>
+where
+    T: TransitionSystem,
+    D: Driven<State = (u32, T::State)>,
+{
+    fn key_width(&self) -> usize {
+        1 + self.width
+    }
+
+    fn initial_key(&self, key: &mut [u32]) {
+        self.write_key(&self.product.initial_state(), key);
+    }
+
+    fn expand_key(&self, key: &[u32], emit: &mut dyn FnMut(&[u32])) -> bool {
+        // A key this process did not make from this model (another model's message) decodes
+        // to nothing; the searches' fingerprints keep such processes apart before they start.
+        let Some(state) = self.ts.decode_state(&key[1..]) else {
+            return false;
+        };
+        let mut buffer = vec![0u32; key.len()];
+        self.product
+            .expand(&(key[0], state), &mut |_label, target| {
+                self.write_key(&target, &mut buffer);
+                emit(&buffer);
+            })
+            .is_some()
+    }
+}
+
+/// Shards of a [`WideSet`] (a power of two).
+const WIDE_SHARDS: usize = 256;
+
+/// One shard of a [`WideSet`].
+type WideShard = Mutex<HashSet<Box<[u32]>, WordBuildHasher>>;
+
+/// A concurrent set of keys of a fixed width of more than two words: shards of hash sets
+/// behind locks, chosen by the keys' hashes.
+pub struct WideSet {
+    width: usize,
+    shards: Box<[CachePadded<WideShard>]>,
+}
+
+impl WideSet {
+    /// An empty set of keys of `width` words.
+    pub fn new(width: usize) -> WideSet {
+        WideSet {
+            width,
+            shards: (0..WIDE_SHARDS)
+                .map(|_| CachePadded::new(Mutex::new(HashSet::default())))
+                .collect(),
+        }
+    }
+
+    #[inline]
+    fn shard(&self, key: &[u32]) -> &WideShard {
+        let h = crate::hash::hash_words(key);
+        &self.shards[(h >> (64 - WIDE_SHARDS.trailing_zeros())) as usize]
+    }
+
+    /// Inserts `key` (of the set's width); returns whether it was absent.
+    pub fn insert(&self, key: &[u32]) -> bool {
+        debug_assert_eq!(key.len(), self.width);
+        let mut shard = self.shard(key).lock();
+        if shard.contains(key) {
+            return false;
+        }
+        shard.insert(key.into())
+    }
+
+    /// Whether `key` is in the set.
+    pub fn contains(&self, key: &[u32]) -> bool {
+        self.shard(key).lock().contains(key)
+    }
+
+    /// Keys in the set.
+    pub fn len(&self) -> u64 {
+        self.shards.iter().map(|s| s.lock().len() as u64).sum()
+    }
+
+    /// Whether the set is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Bytes the set takes, about: each table's buckets (a boxed slice and a control byte
+    /// each) and each key's words.
+    pub fn bytes(&self) -> u64 {
+        let words = (self.width * 4).next_multiple_of(16) as u64;
+        self.shards
+            .iter()
+            .map(|s| {
+                let s = s.lock();
+                s.capacity() as u64 * 17 + s.len() as u64 * words
+            })
+            .sum()
+    }
+
+    /// Calls `f` with every key.
+    pub fn for_each(&self, f: &mut dyn FnMut(&[u32])) {
+        for shard in self.shards.iter() {
+            for key in shard.lock().iter() {
+                f(key);
+            }
+        }
+    }
+}
+
+/// A concurrent set of keys of a fixed width: packed into `u64`s for one or two words, in a
+/// [`WideSet`] for more.
+pub enum KeySet {
+    /// Keys of one or two words.
+    Narrow(CompactSet),
+    /// Keys of more words.
+    Wide(WideSet),
+}
+
+impl KeySet {
+    /// An empty set of keys of `width` words.
+    pub fn new(width: usize) -> KeySet {
+        if width <= 2 {
+            KeySet::Narrow(CompactSet::new())
+        } else {
+            KeySet::Wide(WideSet::new(width))
+        }
+    }
+
+    /// Inserts `key`; returns whether it was absent.
+    #[inline]
+    pub fn insert(&self, key: &[u32]) -> bool {
+        match self {
+            KeySet::Narrow(set) => set.insert(narrow(key)),
+            KeySet::Wide(set) => set.insert(key),
+        }
+    }
+
+    /// Keys in the set.
+    pub fn len(&self) -> u64 {
+        match self {
+            KeySet::Narrow(set) => set.len(),
+            KeySet::Wide(set) => set.len(),
+        }
+    }
+
+    /// Whether the set is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Bytes the set takes.
+    pub fn bytes(&self) -> u64 {
+        match self {
+            KeySet::Narrow(set) => set.bytes(),
+            KeySet::Wide(set) => set.bytes(),
+        }
+    }
+
+    /// Calls `f` with every key (of `width` words, the set's).
+    pub fn for_each(&self, width: usize, f: &mut dyn FnMut(&[u32])) {
+        match self {
+            KeySet::Narrow(set) => set.for_each(&mut |k| f(&split(k)[..width])),
+            KeySet::Wide(set) => set.for_each(f),
+        }
+    }
+}
+
+/// A key of one or two words as a `u64`.
+#[inline]
+fn narrow(key: &[u32]) -> u64 {
+    match key {
+        [a] => *a as u64,
+        [a, b] => join(*a, *b),
+        _ => unreachable!("a narrow key has one or two words"),
+    }
+}
+
+/// What a distributed product search found (the same in every process).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PairSearch {
+    /// Pairs kept (the initial pair included).
+    pub pairs: u64,
+    /// Steps out of the expanded pairs.
+    pub transitions: u64,
+    /// Levels expanded.
+    pub levels: u32,
+    /// The most pairs of one level.
+    pub widest_level: u64,
+    /// Whether some pair of the last level expanded, or a step out of it, is a violation.
+    pub violated: bool,
+    /// Pairs expanded that had no successor and no violation (deadlocks, when the product is
+    /// a system on its own).
+    pub dead_ends: u64,
+    /// Why the search stopped early, if it did (no verdict then).
+    pub stopped: Option<StopReason>,
+    /// Bytes the owners' sets of pairs take, all processes together.
+    pub bytes: u64,
+    /// Workers of all processes together.
+    pub workers: usize,
+}
+
+/// Options of a distributed product search.
+#[derive(Clone, Default)]
+pub struct PairOptions {
+    /// Keep at most this many pairs (the search then stops with [`StopReason::StateLimit`]).
+    pub max_pairs: Option<u64>,
+    /// Told after each level (in process 0).
+    pub on_level: Option<LevelObserver>,
+    /// What the caller knows of the search (for example the specification's number of
+    /// nodes and the encoding's bits): with the initial key and the keys' width, every
+    /// process must give the same, or the search ends with an error before it starts.
+    /// Processes whose runs went apart (one stopped by a limit where another was not) then
+    /// never mix two searches.
+    pub fingerprint: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_and_pairs_round_trip() {
+        for bits in [1, 20, 33, 40, 63] {
+            for pair in [(0u32, 0u64), (1, 1), (3, (1u64 << bits) - 1)] {
+                if let Some(key) = pair_key(bits, pair) {
+                    assert_eq!(pair_of(bits, key), pair, "bits {bits}");
+                }
+            }
+        }
+        assert_eq!(pair_key(64, (0, u64::MAX)), Some(u64::MAX));
+        assert_eq!(pair_of(64, u64::MAX), (0, u64::MAX));
+        assert_eq!(pair_key(64, (1, 0)), None);
+        assert_eq!(pair_key(40, (1 << 24, 0)), None);
+    }
+
+    #[test]
+    fn key_sets_of_every_width_agree_with_a_hash_set() {
+        for width in [1, 2, 3, 5] {
+            let set = KeySet::new(width);
+            let mut oracle = HashSet::new();
+            for i in 0..3000u32 {
+                let key: Vec<u32> = (0..width as u32).map(|w| (i * 7 + w) % 1013).collect();
+                assert_eq!(
+                    set.insert(&key),
+                    oracle.insert(key.clone()),
+                    "width {width}"
+                );
+            }
+            assert_eq!(set.len(), oracle.len() as u64);
+            let mut all = Vec::new();
+            set.for_each(width, &mut |k| all.push(k.to_vec()));
+            assert_eq!(all.len(), oracle.len());
+            assert!(all.iter().all(|k| oracle.contains(k)));
+            assert!(set.bytes() > 0);
+        }
+    }
+}
