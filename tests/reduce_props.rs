@@ -11,8 +11,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use proptest::prelude::*;
 use weft::lts::Lts;
+use weft::reduce::refinement::{partition_by, BranchingAlgorithm, Partition};
 use weft::reduce::{compare, compare::disjoint_union, compare::Side, reduce, Equivalence};
 use weft::refine::{check, CheckOptions, Model};
+use weft::threads::Threads;
 
 const TAU: u32 = 0;
 
@@ -151,6 +153,42 @@ fn lts_strategy() -> impl Strategy<Value = Lts> {
     })
 }
 
+/// Random LTSs with many taus: tau chains down the state numbers (inert or not, as the
+/// visible labels decide), random taus (some up, making tau cycles: divergences), self-loops.
+fn tau_heavy_strategy() -> impl Strategy<Value = Lts> {
+    (2u32..16, 2usize..5).prop_flat_map(|(n, k)| {
+        let label = prop_oneof![3 => Just(TAU), 2 => 1..k as u32];
+        let transition = (0..n, label, 0..n);
+        let chain = prop::collection::vec(any::<bool>(), n as usize);
+        (
+            Just(n),
+            Just(k),
+            chain,
+            prop::collection::vec(transition, 0..(3 * n as usize)),
+        )
+            .prop_map(|(n, k, chain, mut ts)| {
+                for (s, &link) in chain.iter().enumerate().skip(1) {
+                    if link {
+                        ts.push((s as u32, TAU, s as u32 - 1));
+                    }
+                }
+                Lts::from_transitions(0, n, names(k), &ts)
+            })
+    })
+}
+
+/// The block of every state under `partition` (states it does not cover: blocks of their
+/// own).
+fn blocks_of_states(lts: &Lts, partition: &Partition) -> Vec<u32> {
+    (0..lts.num_states())
+        .map(|s| {
+            partition
+                .block_of_state(s)
+                .unwrap_or(partition.num_blocks + s)
+        })
+        .collect()
+}
+
 /// Whether two partitions are the same equivalence.
 fn same_partition(a: &[u32], b: &[u32]) -> bool {
     a.len() == b.len()
@@ -184,6 +222,25 @@ proptest! {
             prop_assert!(same_partition(&fast.state_map, &oracle), "{eq}: {:?} vs oracle {:?}", fast.state_map, oracle);
             let blocks = oracle.iter().collect::<BTreeSet<_>>().len() as u32;
             prop_assert_eq!(fast.quotient.num_states(), blocks);
+        }
+    }
+
+    /// The constellation algorithm (Groote–Jansen–Keiren–Wijs) gives the signature
+    /// algorithm's partition and the naive fixpoint's, on small random LTSs and on tau-heavy
+    /// ones (tau chains, inert taus, tau cycles).
+    #[test]
+    fn constellation_partitions_match_signatures_and_the_oracle(
+        lts in prop_oneof![lts_strategy(), tau_heavy_strategy()]
+    ) {
+        for eq in [Equivalence::Branching, Equivalence::DivergencePreservingBranching] {
+            let by_constellations = partition_by(&lts, eq, Threads::ONE, BranchingAlgorithm::Constellations);
+            let by_signatures = partition_by(&lts, eq, Threads::ONE, BranchingAlgorithm::Signatures);
+            let new = blocks_of_states(&lts, &by_constellations);
+            let old = blocks_of_states(&lts, &by_signatures);
+            let oracle = oracle_partition(&lts, eq);
+            prop_assert!(same_partition(&new, &oracle), "{eq}: {:?} vs oracle {:?}", new, oracle);
+            prop_assert!(same_partition(&new, &old), "{eq}: {:?} vs signatures {:?}", new, old);
+            prop_assert_eq!(by_constellations.num_blocks, by_signatures.num_blocks);
         }
     }
 

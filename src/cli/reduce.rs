@@ -13,7 +13,7 @@ use super::refines::load_system;
 use super::EXIT_HOLDS;
 use weft::explore::{StopSignal, Watchdog};
 use weft::lts::write_aut;
-use weft::reduce::{reduce_on, Equivalence};
+use weft::reduce::{reduce_by, BranchingAlgorithm, Equivalence};
 
 /// The equivalence argument shared by `weft reduce` and `weft compare`.
 #[derive(Clone, Copy, ValueEnum)]
@@ -44,6 +44,27 @@ impl From<EquivalenceArg> for Equivalence {
     }
 }
 
+/// The `--branching-algorithm` argument of `weft reduce`.
+#[derive(Clone, Copy, ValueEnum)]
+pub enum BranchingAlgorithmArg {
+    /// The default, chosen by measurement on the corpus.
+    Auto,
+    /// Signature refinement (full, then incremental rounds; in parallel).
+    Signatures,
+    /// Splitting under constellations (Groote, Jansen, Keiren, Wijs), on one thread.
+    Constellations,
+}
+
+impl From<BranchingAlgorithmArg> for BranchingAlgorithm {
+    fn from(arg: BranchingAlgorithmArg) -> BranchingAlgorithm {
+        match arg {
+            BranchingAlgorithmArg::Auto => BranchingAlgorithm::Auto,
+            BranchingAlgorithmArg::Signatures => BranchingAlgorithm::Signatures,
+            BranchingAlgorithmArg::Constellations => BranchingAlgorithm::Constellations,
+        }
+    }
+}
+
 /// Arguments of `weft reduce`.
 #[derive(Args)]
 pub struct ReduceArgs {
@@ -55,6 +76,9 @@ pub struct ReduceArgs {
     /// The equivalence to reduce modulo.
     #[arg(long, value_enum, default_value = "strong")]
     equivalence: EquivalenceArg,
+    /// The algorithm for the branching bisimulations (the quotient is the same with each).
+    #[arg(long, value_enum, default_value = "auto")]
+    branching_algorithm: BranchingAlgorithmArg,
     /// The label of the internal action (default: `tau` and `i`).
     #[arg(long, value_name = "NAME")]
     tau: Option<String>,
@@ -92,7 +116,7 @@ pub fn run(args: &ReduceArgs) -> Result<i32> {
     let equivalence = Equivalence::from(args.equivalence);
     let reducing = Instant::now();
     let threads = args.limits.threads();
-    let reduction = reduce_on(&lts, equivalence, threads);
+    let reduction = reduce_by(&lts, equivalence, threads, args.branching_algorithm.into());
     let reduce_seconds = reducing.elapsed().as_secs_f64();
     if let Some(path) = &args.output {
         let file = File::create(path).with_context(|| format!("cannot create {path}"))?;

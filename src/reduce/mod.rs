@@ -26,6 +26,7 @@
 
 #![forbid(unsafe_code)]
 
+mod branching_gjkw;
 pub mod compare;
 pub mod compressions;
 pub mod determinise;
@@ -43,6 +44,7 @@ use crate::threads::Threads;
 
 pub use compare::{compare, disjoint_union, Comparison, Difference};
 pub use compressions::Compression;
+pub use refinement::BranchingAlgorithm;
 
 /// The equivalences an LTS can be reduced modulo.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -145,11 +147,22 @@ pub fn reduce(lts: &Lts, equivalence: Equivalence) -> Reduction {
 /// As [`reduce`], with partition refinement on `threads` workers: the same quotient, state
 /// numbering included, at every thread count.
 pub fn reduce_on(lts: &Lts, equivalence: Equivalence, threads: Threads) -> Reduction {
+    reduce_by(lts, equivalence, threads, BranchingAlgorithm::Auto)
+}
+
+/// As [`reduce_on`], computing the branching bisimulations with `algorithm` (the same
+/// quotient with every algorithm).
+pub fn reduce_by(
+    lts: &Lts,
+    equivalence: Equivalence,
+    threads: Threads,
+    algorithm: BranchingAlgorithm,
+) -> Reduction {
     match equivalence {
         Equivalence::Strong
         | Equivalence::Branching
         | Equivalence::DivergencePreservingBranching => {
-            let partition = refinement::partition_on(lts, equivalence, threads);
+            let partition = refinement::partition_by(lts, equivalence, threads, algorithm);
             let (quotient, state_map) = quotient::quotient(lts, &partition);
             Reduction {
                 quotient,

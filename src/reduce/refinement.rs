@@ -223,11 +223,38 @@ pub fn partition(lts: &Lts, equivalence: Equivalence) -> Partition {
 /// As [`partition`], computing each round's signatures on `threads` workers (the same
 /// partition, block ids included, at every thread count).
 pub fn partition_on(lts: &Lts, equivalence: Equivalence, threads: Threads) -> Partition {
+    partition_by(lts, equivalence, threads, BranchingAlgorithm::Auto)
+}
+
+/// The algorithms that compute the branching bisimulations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BranchingAlgorithm {
+    /// The default (see [`partition_by`]).
+    Auto,
+    /// Signature refinement, full then incremental rounds, signatures in parallel
+    /// (`splitting`).
+    Signatures,
+    /// Splitting under constellations with the smaller-half rule, after Groote, Jansen,
+    /// Keiren and Wijs, on one thread (`branching_gjkw`).
+    Constellations,
+}
+
+/// As [`partition_on`], computing the branching bisimulations with `algorithm` (strong
+/// bisimulation ignores it). Every algorithm gives the same partition (the block ids may
+/// differ).
+pub fn partition_by(
+    lts: &Lts,
+    equivalence: Equivalence,
+    threads: Threads,
+    algorithm: BranchingAlgorithm,
+) -> Partition {
     let p = prepare(lts, equivalence);
-    if p.branching {
-        super::splitting::refine(p, threads)
-    } else {
-        super::strong::refine(p, threads)
+    match (p.branching, algorithm) {
+        (false, _) => super::strong::refine(p, threads),
+        (true, BranchingAlgorithm::Signatures | BranchingAlgorithm::Auto) => {
+            super::splitting::refine(p, threads)
+        }
+        (true, BranchingAlgorithm::Constellations) => super::branching_gjkw::refine(p),
     }
 }
 

@@ -1,0 +1,607 @@
+//! Branching bisimulation by splitting blocks under constellations, after Groote, Jansen,
+//! Keiren and Wijs (ACM TOCL 2017; Jansen, Groote, Keiren, Wijs, TACAS 2020): the
+//! Groote–Vaandrager refinement with Paige–Tarjan's "process the smaller half".
+//!
+//! The graph is the tau-SCC contraction (tau edges go to smaller nodes, the tau graph is
+//! acyclic). Two partitions are kept: the *blocks* and the coarser *constellations* (each a
+//! union of blocks). A tau edge inside a block is *inert*; a *bottom* node has no inert edge.
+//! The invariant: every block `R` is stable under every pair `(a, C)` of a label and a
+//! constellation: either no node of `R` has a non-inert `a`-edge into `C`, or every bottom
+//! node of `R` has one. (A stable block's nodes can all reach, by inert steps, the same
+//! pairs.) When every constellation is a single block, the blocks are the branching
+//! bisimulation classes.
+//!
+//! Each step takes a nontrivial constellation `C`, moves out one of its blocks `B` with at most
+//! half of its nodes into a constellation of its own, and restores the invariant for the
+//! blocks with edges into `B`, label by label:
+//!
+//! - the *main split* of such a block `R` under `(a, B)`: the nodes that reach an `a`-edge into
+//!   `B` by inert steps, and the others. Both sides are computed at once, a node at a time
+//!   each (the first side from the nodes with a direct edge, backwards along inert edges; the
+//!   second from the bottom nodes without one, a node joining when all its inert successors
+//!   have), and the side that finishes first is moved out: the cost is that of the smaller
+//!   side (the log n in O(m log n));
+//! - the *co-split* of the side that reaches `(a, B)` under `(a, C \ B)`: its bottom nodes
+//!   whose `a`-edges into `C` all go to `B` lack it, and with them the nodes all of whose
+//!   inert successors lack it (and that lack a direct edge).
+//!
+//! A split makes the tau edges from one side to the other non-inert, so some nodes become
+//! bottom nodes and some blocks get new pairs: such blocks are then stabilised under every
+//! constellation at once, by the signatures (the sets of pairs reachable by inert steps) of
+//! their nodes, repeatedly while that splits them. A node becomes a bottom node at most once.
+//!
+//! For divergence-preserving branching bisimulation a divergent node (a contracted tau cycle)
+//! has an extra edge to itself with a label of its own, [`DIVERGENT_LABEL`], never inert.
+//!
+//! Everything runs on one thread in a fixed order (sorted lists, no iteration over hash
+//! tables), so the partition is the same at every run; the quotient renumbers its blocks in
+//! any case.
+
+use rustc_hash::FxHashMap;
+
+use super::refinement::{pack, Partition};
+use crate::ts::{Label, TAU};
+
+/// The label of a divergent node's extra edge to itself (no real label has this id).
+const DIVERGENT_LABEL: Label = Label::MAX;
+
+/// The graph with its divergence edges, forwards and backwards.
+struct Edges {
+    /// Node `x`'s out-edges are `out[out_first[x]..out_first[x + 1]]`, sorted by (label,
+    /// target): tau first, the divergence edge last.
+    out_first: Vec<usize>,
+    out: Vec<(Label, u32)>,
+    /// Node `y`'s in-edges `(label, source)`, sorted: tau first.
+    in_first: Vec<usize>,
+    inn: Vec<(Label, u32)>,
+}
+
+impl Edges {
+    fn of(p: &Partition) -> Edges {
+        let n = p.graph.num_nodes();
+        let mut out_first = Vec::with_capacity(n + 1);
+        let mut out = Vec::with_capacity(p.graph.num_edges() + n);
+        out_first.push(0);
+        let mut in_count = vec![0usize; n + 1];
+        for x in 0..n as u32 {
+            for (a, y) in p.graph.edges(x) {
+                out.push((a, y));
+                in_count[y as usize + 1] += 1;
+            }
+            if p.divergent[x as usize] {
+                out.push((DIVERGENT_LABEL, x));
+                in_count[x as usize + 1] += 1;
+            }
+            out_first.push(out.len());
+        }
+        for y in 0..n {
+            in_count[y + 1] += in_count[y];
+        }
+        let in_first = in_count;
+        let mut fill = in_first.clone();
+        let mut inn = vec![(0, 0); out.len()];
+        for x in 0..n as u32 {
+            for &(a, y) in &out[out_first[x as usize]..out_first[x as usize + 1]] {
+                inn[fill[y as usize]] = (a, x);
+                fill[y as usize] += 1;
+            }
+        }
+        for y in 0..n {
+            inn[in_first[y]..in_first[y + 1]].sort_unstable();
+        }
+        Edges {
+            out_first,
+            out,
+            in_first,
+            inn,
+        }
+    }
+
+    fn out(&self, x: u32) -> &[(Label, u32)] {
+        &self.out[self.out_first[x as usize]..self.out_first[x as usize + 1]]
+    }
+
+    fn inn(&self, y: u32) -> &[(Label, u32)] {
+        &self.inn[self.in_first[y as usize]..self.in_first[y as usize + 1]]
+    }
+
+    /// The tau successors of `x`.
+    fn tau_out(&self, x: u32) -> impl Iterator<Item = u32> + '_ {
+        self.out(x)
+            .iter()
+            .take_while(|&&(a, _)| a == TAU)
+            .map(|&(_, y)| y)
+    }
+
+    /// The tau predecessors of `y`.
+    fn tau_in(&self, y: u32) -> impl Iterator<Item = u32> + '_ {
+        self.inn(y)
+            .iter()
+            .take_while(|&&(a, _)| a == TAU)
+            .map(|&(_, x)| x)
+    }
+}
+
+/// The blocks, the constellations and the bookkeeping of bottom nodes.
+struct State {
+    /// The nodes, each block's a contiguous range `first[b]..end[b]`.
+    elems: Vec<u32>,
+    pos: Vec<u32>,
+    first: Vec<u32>,
+    end: Vec<u32>,
+    /// The block of each node.
+    block: Vec<u32>,
+    /// Per node: its number of inert edges (tau edges inside its block).
+    inert_out: Vec<u32>,
+    /// Per block: its bottom nodes; per node: its index there.
+    bottoms: Vec<Vec<u32>>,
+    bottom_pos: Vec<u32>,
+    /// Per block: its constellation, and its index in that constellation's list.
+    constellation: Vec<u32>,
+    constellation_pos: Vec<u32>,
+    /// Per constellation: its blocks.
+    constellation_blocks: Vec<Vec<u32>>,
+    /// Constellations with more than one block (each once).
+    nontrivial: Vec<u32>,
+    /// Blocks to stabilise under every constellation (each once), and their flags.
+    unstable: Vec<u32>,
+    unstable_mark: Vec<bool>,
+}
+
+impl State {
+    fn size(&self, b: u32) -> u32 {
+        self.end[b as usize] - self.first[b as usize]
+    }
+
+    fn members(&self, b: u32) -> &[u32] {
+        &self.elems[self.first[b as usize] as usize..self.end[b as usize] as usize]
+    }
+
+    fn mark_unstable(&mut self, b: u32) {
+        if !self.unstable_mark[b as usize] {
+            self.unstable_mark[b as usize] = true;
+            self.unstable.push(b);
+        }
+    }
+
+    fn add_bottom(&mut self, x: u32) {
+        let b = self.block[x as usize] as usize;
+        self.bottom_pos[x as usize] = self.bottoms[b].len() as u32;
+        self.bottoms[b].push(x);
+    }
+
+    fn remove_bottom(&mut self, x: u32, b: u32) {
+        let list = &mut self.bottoms[b as usize];
+        let at = self.bottom_pos[x as usize] as usize;
+        list.swap_remove(at);
+        if let Some(&moved) = list.get(at) {
+            self.bottom_pos[moved as usize] = at as u32;
+        }
+    }
+
+    /// Whether `x` has a non-inert `a`-edge into constellation `c`.
+    fn has_edge(&self, edges: &Edges, x: u32, a: Label, c: u32) -> bool {
+        let bx = self.block[x as usize];
+        edges.out(x).iter().any(|&(l, y)| {
+            let by = self.block[y as usize];
+            l == a && self.constellation[by as usize] == c && !(a == TAU && by == bx)
+        })
+    }
+
+    /// Moves `group` (distinct members of block `r`, not all of them) into a new block in
+    /// `r`'s constellation; the tau edges between the group and the rest become non-inert,
+    /// and the blocks that get new non-inert edges are marked unstable. Returns the new block.
+    fn carve(&mut self, edges: &Edges, r: u32, group: &[u32]) -> u32 {
+        debug_assert!(!group.is_empty() && (group.len() as u32) < self.size(r));
+        let fresh = self.first.len() as u32;
+        let old_end = self.end[r as usize];
+        for &x in group {
+            let last = self.end[r as usize] - 1;
+            let at = self.pos[x as usize];
+            let other = self.elems[last as usize];
+            self.elems.swap(at as usize, last as usize);
+            self.pos[other as usize] = at;
+            self.pos[x as usize] = last;
+            self.end[r as usize] = last;
+        }
+        self.first.push(self.end[r as usize]);
+        self.end.push(old_end);
+        self.bottoms.push(Vec::new());
+        self.unstable_mark.push(false);
+        let c = self.constellation[r as usize];
+        self.constellation.push(c);
+        self.constellation_pos
+            .push(self.constellation_blocks[c as usize].len() as u32);
+        self.constellation_blocks[c as usize].push(fresh);
+        if self.constellation_blocks[c as usize].len() == 2 {
+            self.nontrivial.push(c);
+        }
+        if self.unstable_mark[r as usize] {
+            self.mark_unstable(fresh);
+        }
+        for &x in group {
+            if self.inert_out[x as usize] == 0 {
+                self.remove_bottom(x, r);
+            }
+            self.block[x as usize] = fresh;
+            if self.inert_out[x as usize] == 0 {
+                self.add_bottom(x);
+            }
+        }
+        // The tau edges between the group and the rest of `r`.
+        for &x in group {
+            for y in edges.tau_out(x) {
+                if self.block[y as usize] == r {
+                    self.lose_inert_edge(x);
+                }
+            }
+            for w in edges.tau_in(x) {
+                if self.block[w as usize] == r {
+                    self.lose_inert_edge(w);
+                }
+            }
+        }
+        fresh
+    }
+
+    /// One of `x`'s inert edges has become non-inert.
+    fn lose_inert_edge(&mut self, x: u32) {
+        self.inert_out[x as usize] -= 1;
+        if self.inert_out[x as usize] == 0 {
+            self.add_bottom(x);
+        }
+        self.mark_unstable(self.block[x as usize]);
+    }
+}
+
+/// Per-node scratch flags and counters, reset after each use.
+struct Scratch {
+    direct: Vec<bool>,
+    /// Membership of the side being computed: 1 = reaches, 2 = does not.
+    side: Vec<u8>,
+    /// Inert successors not yet known to be on the "does not reach" side.
+    left: Vec<u32>,
+    left_set: Vec<bool>,
+    touched: Vec<u32>,
+}
+
+const REACHES: u8 = 1;
+const LACKS: u8 = 2;
+
+/// Refines `p` (the tau-SCC contraction, all nodes in block 0) to the branching bisimulation
+/// classes (divergence-preserving where `p.divergent` marks nodes).
+pub(crate) fn refine(mut p: Partition) -> Partition {
+    let n = p.graph.num_nodes();
+    if n == 0 {
+        return p;
+    }
+    let edges = Edges::of(&p);
+    let inert_out: Vec<u32> = (0..n as u32)
+        .map(|x| edges.tau_out(x).count() as u32)
+        .collect();
+    let mut s = State {
+        elems: (0..n as u32).collect(),
+        pos: (0..n as u32).collect(),
+        first: vec![0],
+        end: vec![n as u32],
+        block: vec![0; n],
+        bottoms: vec![(0..n as u32)
+            .filter(|&x| inert_out[x as usize] == 0)
+            .collect()],
+        bottom_pos: vec![0; n],
+        inert_out,
+        constellation: vec![0],
+        constellation_pos: vec![0],
+        constellation_blocks: vec![vec![0]],
+        nontrivial: Vec::new(),
+        unstable: Vec::new(),
+        unstable_mark: vec![false],
+    };
+    for (i, &x) in s.bottoms[0].iter().enumerate() {
+        s.bottom_pos[x as usize] = i as u32;
+    }
+    let mut scratch = Scratch {
+        direct: vec![false; n],
+        side: vec![0; n],
+        left: vec![0; n],
+        left_set: vec![false; n],
+        touched: Vec::new(),
+    };
+    let mut rounds = 1;
+    s.mark_unstable(0);
+    stabilise(&mut s, &edges);
+    let mut incoming: Vec<(Label, u32)> = Vec::new();
+    let mut group: Vec<(u32, u32)> = Vec::new();
+    while let Some(&c) = s.nontrivial.last() {
+        rounds += 1;
+        // The splitter: the smaller of the constellation's first two blocks (at most half).
+        let blocks = &s.constellation_blocks[c as usize];
+        let (b0, b1) = (blocks[0], blocks[1]);
+        let splitter = if s.size(b1) < s.size(b0) { b1 } else { b0 };
+        let at = s.constellation_pos[splitter as usize] as usize;
+        let blocks = &mut s.constellation_blocks[c as usize];
+        blocks.swap_remove(at);
+        if let Some(&moved) = blocks.get(at) {
+            s.constellation_pos[moved as usize] = at as u32;
+        }
+        if blocks.len() == 1 {
+            s.nontrivial.pop();
+        }
+        let own = s.constellation_blocks.len() as u32;
+        s.constellation_blocks.push(vec![splitter]);
+        s.constellation[splitter as usize] = own;
+        s.constellation_pos[splitter as usize] = 0;
+        // The non-inert edges into the splitter, by label then source.
+        incoming.clear();
+        for &y in s.members(splitter) {
+            for &(a, x) in edges.inn(y) {
+                if !(a == TAU && s.block[x as usize] == splitter) {
+                    incoming.push((a, x));
+                }
+            }
+        }
+        incoming.sort_unstable();
+        incoming.dedup();
+        let mut at = 0;
+        while at < incoming.len() {
+            let a = incoming[at].0;
+            let mut upto = at;
+            while upto < incoming.len() && incoming[upto].0 == a {
+                upto += 1;
+            }
+            // The sources, by their current block.
+            group.clear();
+            group.extend(
+                incoming[at..upto]
+                    .iter()
+                    .map(|&(_, x)| (s.block[x as usize], x)),
+            );
+            at = upto;
+            group.sort_unstable();
+            let mut g = 0;
+            while g < group.len() {
+                let r = group[g].0;
+                let mut h = g;
+                while h < group.len() && group[h].0 == r {
+                    h += 1;
+                }
+                let direct: Vec<u32> = group[g..h].iter().map(|&(_, x)| x).collect();
+                g = h;
+                split_under(&mut s, &edges, &mut scratch, r, &direct, a, c);
+            }
+        }
+        stabilise(&mut s, &edges);
+    }
+    p.num_blocks = s.first.len() as u32;
+    p.block = s.block;
+    p.rounds = rounds;
+    p
+}
+
+/// The main split of block `r` under the `a`-edges into the new constellation (its nodes
+/// `direct` have one), then the co-split of the side that reaches them under the `a`-edges
+/// into the rest `c` of the old constellation.
+#[allow(clippy::too_many_arguments)]
+fn split_under(
+    s: &mut State,
+    edges: &Edges,
+    scratch: &mut Scratch,
+    r: u32,
+    direct: &[u32],
+    a: Label,
+    c: u32,
+) {
+    // The bottom nodes with a direct edge go to the front of the block's bottom list.
+    let mut direct_bottoms = 0usize;
+    for &x in direct {
+        scratch.direct[x as usize] = true;
+        if s.inert_out[x as usize] == 0 {
+            let list = &mut s.bottoms[r as usize];
+            let at = s.bottom_pos[x as usize] as usize;
+            let other = list[direct_bottoms];
+            list.swap(at, direct_bottoms);
+            s.bottom_pos[other as usize] = at as u32;
+            s.bottom_pos[x as usize] = direct_bottoms as u32;
+            direct_bottoms += 1;
+        }
+    }
+    let reaching_block = if direct_bottoms == s.bottoms[r as usize].len() {
+        r
+    } else {
+        main_split(s, edges, scratch, r, direct, direct_bottoms)
+    };
+    for &x in direct {
+        scratch.direct[x as usize] = false;
+    }
+    // The co-split: bottom nodes with a direct edge but none into `c` lack it.
+    let lacking: Vec<u32> = direct
+        .iter()
+        .copied()
+        .filter(|&x| {
+            s.inert_out[x as usize] == 0
+                && s.block[x as usize] == reaching_block
+                && !s.has_edge(edges, x, a, c)
+        })
+        .collect();
+    if lacking.is_empty() {
+        return;
+    }
+    let mut lacks: Vec<u32> = Vec::new();
+    for &x in &lacking {
+        scratch.side[x as usize] = LACKS;
+        lacks.push(x);
+    }
+    let mut i = 0;
+    while i < lacks.len() {
+        let z = lacks[i];
+        i += 1;
+        for w in edges.tau_in(z) {
+            if s.block[w as usize] != reaching_block || scratch.side[w as usize] != 0 {
+                continue;
+            }
+            if !scratch.left_set[w as usize] {
+                scratch.left_set[w as usize] = true;
+                scratch.left[w as usize] = s.inert_out[w as usize];
+                scratch.touched.push(w);
+            }
+            scratch.left[w as usize] -= 1;
+            if scratch.left[w as usize] == 0 && !s.has_edge(edges, w, a, c) {
+                scratch.side[w as usize] = LACKS;
+                lacks.push(w);
+            }
+        }
+    }
+    for &x in &lacks {
+        scratch.side[x as usize] = 0;
+    }
+    for &w in &scratch.touched {
+        scratch.left_set[w as usize] = false;
+    }
+    scratch.touched.clear();
+    if lacks.len() < s.size(reaching_block) as usize {
+        s.carve(edges, reaching_block, &lacks);
+    }
+}
+
+/// Splits block `r` into the nodes that reach a node of `direct` by inert steps and the
+/// others (the bottom nodes `bottoms[r][direct_bottoms..]` among them), computing both sides
+/// a node at a time and moving out the one that finishes first. Returns the block of the
+/// side that reaches `direct`.
+fn main_split(
+    s: &mut State,
+    edges: &Edges,
+    scratch: &mut Scratch,
+    r: u32,
+    direct: &[u32],
+    direct_bottoms: usize,
+) -> u32 {
+    let mut reach: Vec<u32> = Vec::new();
+    for &x in direct {
+        if scratch.side[x as usize] == 0 {
+            scratch.side[x as usize] = REACHES;
+            reach.push(x);
+        }
+    }
+    let mut lack: Vec<u32> = Vec::new();
+    let mut reach_at = 0usize;
+    let mut lack_at = 0usize;
+    let mut seed_at = direct_bottoms;
+    let seeds = s.bottoms[r as usize].len();
+    let reach_done = loop {
+        // A step of the side that reaches.
+        if reach_at == reach.len() {
+            break true;
+        }
+        let x = reach[reach_at];
+        reach_at += 1;
+        for w in edges.tau_in(x) {
+            if s.block[w as usize] == r && scratch.side[w as usize] == 0 {
+                scratch.side[w as usize] = REACHES;
+                reach.push(w);
+            }
+        }
+        // A step of the side that does not.
+        if lack_at == lack.len() {
+            if seed_at == seeds {
+                break false;
+            }
+            let z = s.bottoms[r as usize][seed_at];
+            seed_at += 1;
+            lack.push(z);
+        }
+        let z = lack[lack_at];
+        lack_at += 1;
+        for w in edges.tau_in(z) {
+            if s.block[w as usize] != r || scratch.direct[w as usize] {
+                continue;
+            }
+            if !scratch.left_set[w as usize] {
+                scratch.left_set[w as usize] = true;
+                scratch.left[w as usize] = s.inert_out[w as usize];
+                scratch.touched.push(w);
+            }
+            scratch.left[w as usize] -= 1;
+            if scratch.left[w as usize] == 0 {
+                lack.push(w);
+            }
+        }
+    };
+    for &x in &reach {
+        scratch.side[x as usize] = 0;
+    }
+    for &w in &scratch.touched {
+        scratch.left_set[w as usize] = false;
+    }
+    scratch.touched.clear();
+    if reach_done {
+        s.carve(edges, r, &reach)
+    } else {
+        s.carve(edges, r, &lack);
+        r
+    }
+}
+
+/// Stabilises every block marked unstable under every constellation: splits it by its
+/// nodes' signatures (the pairs (label, constellation) of the non-inert edges they reach by
+/// inert steps), the largest group keeping the block; the parts that get new non-inert
+/// edges are marked again.
+fn stabilise(s: &mut State, edges: &Edges) {
+    let mut members: Vec<u32> = Vec::new();
+    let mut span: FxHashMap<u32, (usize, usize)> = FxHashMap::default();
+    let mut data: Vec<u64> = Vec::new();
+    let mut buf: Vec<u64> = Vec::new();
+    while let Some(r) = s.unstable.pop() {
+        s.unstable_mark[r as usize] = false;
+        if s.size(r) == 1 {
+            continue;
+        }
+        members.clear();
+        members.extend_from_slice(s.members(r));
+        // Tau edges go to smaller nodes: inert successors first.
+        members.sort_unstable();
+        span.clear();
+        data.clear();
+        for &x in &members {
+            buf.clear();
+            for &(a, y) in edges.out(x) {
+                let by = s.block[y as usize];
+                if a == TAU && by == r {
+                    let (lo, hi) = span[&y];
+                    buf.extend_from_slice(&data[lo..hi]);
+                } else {
+                    buf.push(pack(a, s.constellation[by as usize]));
+                }
+            }
+            buf.sort_unstable();
+            buf.dedup();
+            span.insert(x, (data.len(), data.len() + buf.len()));
+            data.extend_from_slice(&buf);
+        }
+        let mut index: FxHashMap<&[u64], usize> = FxHashMap::default();
+        let mut groups: Vec<Vec<u32>> = Vec::new();
+        for &x in &members {
+            let (lo, hi) = span[&x];
+            let next = groups.len();
+            let g = *index.entry(&data[lo..hi]).or_insert(next);
+            if g == next {
+                groups.push(Vec::new());
+            }
+            groups[g].push(x);
+        }
+        if groups.len() == 1 {
+            continue;
+        }
+        let mut keeper = 0;
+        for (g, group) in groups.iter().enumerate() {
+            if group.len() > groups[keeper].len() {
+                keeper = g;
+            }
+        }
+        drop(index);
+        for (g, group) in groups.iter().enumerate() {
+            if g != keeper {
+                s.carve(edges, r, group);
+            }
+        }
+    }
+}
