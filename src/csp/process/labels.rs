@@ -21,6 +21,7 @@ use std::sync::Arc;
 use dashmap::DashMap;
 use parking_lot::{Mutex, RwLock};
 
+use crate::hash::WordBuildHasher;
 use crate::ts::{Label, TAU};
 
 use crate::csp::error::{CspError, ErrorKind};
@@ -42,7 +43,7 @@ pub(crate) struct Labels {
     /// Events met that are not in the table, with their names: label `first_met + i` is
     /// `met[i]`.
     met: RwLock<Vec<(Value, Arc<str>)>>,
-    numbers: DashMap<Value, Label>,
+    numbers: DashMap<Value, Label, WordBuildHasher>,
     /// The first error met deciding whether a label is in a described set.
     error: Mutex<Option<CspError>>,
 }
@@ -56,7 +57,7 @@ impl Labels {
             table,
             first_met,
             met: RwLock::new(Vec::new()),
-            numbers: DashMap::new(),
+            numbers: DashMap::default(),
             error: Mutex::new(None),
         })
     }
@@ -229,7 +230,7 @@ struct Described {
     labels: Arc<Labels>,
     /// The descriptions ([`Value::Infinite`]).
     sets: Vec<Value>,
-    known: DashMap<Label, bool>,
+    known: DashMap<Label, bool, WordBuildHasher>,
 }
 
 impl Described {
@@ -291,7 +292,7 @@ impl LabelSet {
             set.described = Some(Described {
                 labels: labels.clone(),
                 sets,
-                known: DashMap::new(),
+                known: DashMap::default(),
             });
         }
         Ok(set)
@@ -328,7 +329,7 @@ type Pairs = Vec<(Value, Value)>;
 struct DescribedPairs {
     labels: Arc<Labels>,
     pairs: Vec<(Value, Value)>,
-    images: DashMap<Label, Arc<[Label]>>,
+    images: DashMap<Label, Arc<[Label]>, WordBuildHasher>,
 }
 
 impl DescribedPairs {
@@ -387,7 +388,7 @@ impl LabelRelation {
         let described = (!described.is_empty()).then(|| DescribedPairs {
             labels: labels.clone(),
             pairs: described,
-            images: DashMap::new(),
+            images: DashMap::default(),
         });
         let known = labels.count();
         let mut images: Vec<Vec<Label>> = vec![Vec::new(); known as usize];
@@ -503,7 +504,7 @@ pub(crate) struct Alphabets {
     /// it (increasing).
     participants: Vec<Box<[u32]>>,
     /// The same for labels met later.
-    late: DashMap<Label, Arc<[u32]>>,
+    late: DashMap<Label, Arc<[u32]>, WordBuildHasher>,
     /// All component indices (✓ needs every component).
     pub(crate) everyone: Box<[u32]>,
 }
@@ -530,7 +531,7 @@ impl Alphabets {
         Alphabets {
             sets,
             participants,
-            late: DashMap::new(),
+            late: DashMap::default(),
             everyone,
         }
     }

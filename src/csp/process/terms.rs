@@ -21,6 +21,7 @@ use std::sync::{Arc, OnceLock};
 use dashmap::DashMap;
 use parking_lot::RwLock;
 
+use crate::hash::WordBuildHasher;
 use crate::term::{SharedSection, Symbol, TermId, TermRef};
 use crate::ts::Label;
 
@@ -219,14 +220,14 @@ enum Table {
 
 /// A table numbering distinct values of `K`, each with data `V` computed once.
 pub(crate) struct Interned<K, V> {
-    index: DashMap<K, u32>,
+    index: DashMap<K, u32, WordBuildHasher>,
     items: RwLock<Vec<Arc<(K, V)>>>,
 }
 
 impl<K: Clone + Eq + Hash, V> Interned<K, V> {
     fn new() -> Self {
         Interned {
-            index: DashMap::new(),
+            index: DashMap::default(),
             items: RwLock::new(Vec::new()),
         }
     }
@@ -293,7 +294,7 @@ pub(crate) struct Encoding {
     /// The priority orders of `prioritise` and its kin, compiled to labels.
     pub(crate) priorities: Interned<Arc<PriorityOrder>, CompiledPriority>,
     /// Activated processes: `lazy(k)` made active (calls unfolded), by `k`.
-    activated: DashMap<u32, TermId>,
+    activated: DashMap<u32, TermId, WordBuildHasher>,
     omega: OnceLock<TermId>,
 }
 
@@ -327,7 +328,7 @@ impl Encoding {
             timed_prefixes: Interned::new(),
             compressed: Interned::new(),
             priorities: Interned::new(),
-            activated: DashMap::new(),
+            activated: DashMap::default(),
             omega: OnceLock::new(),
         })
     }
