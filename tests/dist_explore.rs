@@ -653,3 +653,126 @@ fn processes_at_different_searches_stop_with_an_error_not_a_verdict() {
         assert!(!String::from_utf8_lossy(&out.stdout).contains("holds"));
     }
 }
+
+/// A network whose state vector takes more than two words (fifty cells in step, beside a
+/// counter of 61 states): 122 states, at distances 0 to 61 (62 levels).
+fn wide_model() -> PathBuf {
+    let path = scratch("models").join("wide_counter.csp");
+    std::fs::write(
+        &path,
+        "channel tick, tock, up\n\
+         C(i) = tick -> tock -> C(i)\n\
+         CELLS = [| {tick, tock} |] i : {0..49} @ C(i)\n\
+         COUNT(n) = n < 60 & up -> COUNT(n + 1)\n\
+         SYSTEM = CELLS ||| COUNT(0)\n",
+    )
+    .unwrap();
+    path
+}
+
+/// `weft explore MODEL --json` in `processes` processes of `workers` workers with `extra`,
+/// each process's output and exit code (for runs that end in an error in every process).
+fn weft_distributed_outputs(
+    model: &Path,
+    processes: usize,
+    workers: usize,
+    extra: &[&str],
+) -> Vec<(String, i32)> {
+    let hosts = hostfile(processes);
+    let children: Vec<_> = (0..processes)
+        .map(|i| {
+            Command::new(WEFT)
+                .arg("explore")
+                .arg(model)
+                .arg("--json")
+                .args(["--processes", &processes.to_string()])
+                .args(["--process-index", &i.to_string()])
+                .args(["--workers", &workers.to_string()])
+                .arg("--hostfile")
+                .arg(&hosts)
+                .args(["--connect-timeout", "20s"])
+                .args(extra)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    children
+        .into_iter()
+        .map(|child| {
+            let out = child.wait_with_output().unwrap();
+            (
+                String::from_utf8_lossy(&out.stdout).into_owned(),
+                out.status.code().unwrap_or(-1),
+            )
+        })
+        .collect()
+}
+
+/// A distributed exploration stopped by a state limit, with a checkpoint at every level
+/// boundary, and resumed from it ends with the counts of a run never interrupted: for a
+/// system of one-word states and one of wide states, with one and two workers a process.
+/// Each process writes its own part; a resume with other workers is refused with an error.
+#[test]
+fn a_checkpointed_distributed_exploration_resumes_with_the_same_counts() {
+    let dir = scratch("checkpoints");
+    let cases = [
+        (philosophers(5), "philosophers", 1, "3000"),
+        (philosophers(5), "philosophers-2w", 2, "7000"),
+        (wide_model(), "wide", 2, "50"),
+    ];
+    for (model, name, workers, limit) in cases {
+        let checkpoint = dir.join(name);
+        let _ = std::fs::remove_dir_all(&checkpoint);
+        let checkpoint_arg = checkpoint.to_str().unwrap();
+        let (whole, code) = weft_distributed(&model, 2, workers, &[]);
+        assert_eq!(code, 0, "{name}");
+        let (cut, cut_code) = weft_distributed(
+            &model,
+            2,
+            workers,
+            &[
+                "--checkpoint",
+                checkpoint_arg,
+                "--checkpoint-interval",
+                "0",
+                "--max-states",
+                limit,
+            ],
+        );
+        assert_eq!(cut_code, 2, "{name}");
+        assert_eq!(cut["stopped"], "state-limit", "{name}");
+        for process in 0..2 {
+            let parts = std::fs::read_dir(checkpoint.join(format!("process-{process}")))
+                .unwrap()
+                .count();
+            assert_eq!(parts, workers, "{name}: process {process}'s parts");
+        }
+        let (resumed, resumed_code) =
+            weft_distributed(&model, 2, workers, &["--resume", checkpoint_arg]);
+        assert_eq!(resumed_code, 0, "{name}");
+        for field in ["states", "transitions", "deadlocks", "levels", "complete"] {
+            assert_eq!(resumed[field], whole[field], "{name}: {field}");
+        }
+        assert!(
+            resumed["states"].as_u64().unwrap() > limit.parse::<u64>().unwrap(),
+            "{name}"
+        );
+        // Other workers than the run that wrote it: refused in every process.
+        for (out, code) in
+            weft_distributed_outputs(&model, 2, workers + 1, &["--resume", checkpoint_arg])
+        {
+            assert_eq!(code, 2, "{name}: {out}");
+            assert!(
+                out.contains("same --processes and --workers"),
+                "{name}: {out}"
+            );
+        }
+    }
+    let wide = weft_distributed(&wide_model(), 2, 1, &[]).0;
+    assert_eq!(
+        (wide["states"].as_u64(), wide["levels"].as_u64()),
+        (Some(122), Some(62))
+    );
+}

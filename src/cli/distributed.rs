@@ -80,6 +80,7 @@ pub(crate) fn explore<T: TransitionSystem + Send + 'static>(
     search: &SearchArgs,
     connect_timeout: Option<std::time::Duration>,
     deadlock_trace: bool,
+    persist: Option<weft::dist::checkpoint::Persistence>,
 ) -> Result<DistExploration> {
     let progress = if cluster.process == 0 {
         super::progress::LevelProgress::start("exploring")
@@ -91,6 +92,7 @@ pub(crate) fn explore<T: TransitionSystem + Send + 'static>(
         deadlock_trace,
         on_level: progress.as_ref().map(|p| p.observer()),
         keep_states: false,
+        persist,
     };
     ts.encoded_width()
         .map_err(weft::dist::DistError::NoEncoding)?;

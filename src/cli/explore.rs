@@ -48,14 +48,16 @@ pub struct ExploreArgs {
     max_depth: Option<u32>,
     /// Write a checkpoint of the search into this folder at level boundaries (at most one per
     /// `--checkpoint-interval`); `--resume` goes on from it after a crash, a kill or a limit.
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["out", "trace", "processes", "workers"])]
+    /// In a distributed run each process writes its own part (DIR/process-K).
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["out", "trace"])]
     checkpoint: Option<PathBuf>,
     /// Least time between two checkpoints, e.g. 30s, 5m, 0 for every level (default 60s).
     #[arg(long, value_name = "TIME", value_parser = parse_interval, requires = "checkpoint")]
     checkpoint_interval: Option<std::time::Duration>,
     /// Go on from the checkpoint in this folder (written by `--checkpoint` for the same model
-    /// and process); the counts are then those of the whole search.
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["out", "trace", "processes", "workers"])]
+    /// and process; in a distributed run, with the same --processes and --workers); the counts
+    /// are then those of the whole search.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["out", "trace"])]
     resume: Option<PathBuf>,
 }
 
@@ -96,6 +98,7 @@ pub fn run(args: &ExploreArgs) -> Result<i32> {
             &args.search,
             args.dist.connect_timeout,
             args.trace,
+            persistence(args, cluster.process)?,
         )?;
         return report_distributed(&result, args, None, cluster.process);
     }
@@ -119,6 +122,7 @@ fn run_csp(args: &ExploreArgs) -> Result<i32> {
             &args.search,
             args.dist.connect_timeout,
             args.trace,
+            persistence(args, cluster.process)?,
         )?;
         if let Some(e) = system.take_error() {
             return Err(e.into());
@@ -242,6 +246,25 @@ pub(crate) fn run_exploration<T: TransitionSystem>(ts: &T, args: &ExploreArgs) -
         deadlock_trace,
         distribution: None,
     })
+}
+
+/// The checkpoints of a distributed exploration (process `process`'s part), if asked for.
+fn persistence(
+    args: &ExploreArgs,
+    process: usize,
+) -> Result<Option<weft::dist::checkpoint::Persistence>> {
+    if args.checkpoint.is_none() && args.resume.is_none() {
+        return Ok(None);
+    }
+    Ok(Some(weft::dist::checkpoint::Persistence {
+        checkpoint: args.checkpoint.clone(),
+        interval: args
+            .checkpoint_interval
+            .unwrap_or(std::time::Duration::from_secs(60)),
+        resume: args.resume.clone(),
+        fingerprint: model_fingerprint(args)?,
+        process,
+    }))
 }
 
 /// A time between checkpoints: as `--timeout` takes it, or 0.

@@ -1,5 +1,7 @@
 //! One worker's part of a distributed exploration that reports counts only (no deadlock trace,
-//! no state ids asked for), for systems whose encodings take at most two words.
+//! no state ids asked for), for systems whose encodings take at most two words (and for any
+//! width when the run writes or resumes checkpoints: the states then travel and are kept as
+//! their encodings' words).
 //!
 //! The system, its states packed into one `u64` each ([`Packed`]), is searched as a product
 //! with a single node ([`AlonePairs`]) by the workers of the distributed product search
@@ -17,7 +19,7 @@ use super::pairs::{AlonePairs, PairOptions};
 use super::search::finished_stats;
 use super::{DistExploration, DistOptions};
 use crate::explore::compact::Packed;
-use crate::explore::keyed::PackedKeys;
+use crate::explore::keyed::{EncodedKeys, PackedKeys};
 use crate::explore::{ExploreStats, Plain, StopSignal};
 use crate::ts::TransitionSystem;
 
@@ -31,21 +33,31 @@ pub(super) fn run_worker<T: TransitionSystem>(
 ) -> Result<DistExploration, super::DistError> {
     let start = Instant::now();
     let peers = worker.peers();
-    let packed = Packed::new(ts).expect("count-only runs are for encodings of at most two words");
     let pair_opts = PairOptions {
         max_pairs: opts.max_states,
         on_level: opts.on_level.clone(),
         fingerprint: 0,
     };
-    let searched = super::pairs::run_worker(
-        worker,
-        &PackedKeys {
-            product: &AlonePairs(&Plain(&packed)),
-            bits: packed.bits(),
-        },
-        &pair_opts,
-        stop,
-    )?;
+    let persist = opts.persist.as_ref();
+    let searched = match Packed::new(ts) {
+        Some(packed) => super::pairs::run_worker(
+            worker,
+            &PackedKeys {
+                product: &AlonePairs(&Plain(&packed)),
+                bits: packed.bits(),
+            },
+            &pair_opts,
+            persist,
+            stop,
+        )?,
+        None => {
+            let plain = AlonePairs(&Plain(ts));
+            let keys = EncodedKeys::new(&plain, ts).ok_or_else(|| {
+                super::DistError::Worker("the system has no canonical encoding".into())
+            })?;
+            super::pairs::run_worker(worker, &keys, &pair_opts, persist, stop)?
+        }
+    };
     let bytes = searched.bytes;
     Ok(DistExploration {
         stats: ExploreStats {

@@ -16,7 +16,9 @@
 //!
 //! A run that reports counts only (no deadlock trace, no ids asked for) of a system whose
 //! encodings take at most two words keeps its states compactly instead, with no ids and no
-//! parents, in two rounds a level (module `counting`).
+//! parents, in two rounds a level (module `counting`); so does one of any width that writes
+//! checkpoints or resumes from one (module [`checkpoint`]: each worker writes its own part
+//! at a level boundary all agree on).
 //!
 //! The ids are so the canonical ids of the threaded explorer ([`crate::explore::engine`]):
 //! new states of a level are numbered in the order of their least keys. Counts, levels,
@@ -25,6 +27,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod checkpoint;
 pub mod cluster;
 mod counting;
 pub mod pairs;
@@ -52,6 +55,9 @@ pub struct DistOptions {
     /// Return the ids and encodings of the states this process's workers own (to compare a
     /// run's numbering with another's).
     pub keep_states: bool,
+    /// Write checkpoints at level boundaries, or resume from one (module [`checkpoint`]):
+    /// only for a run that reports counts (no deadlock trace, no states kept).
+    pub persist: Option<checkpoint::Persistence>,
 }
 
 /// The result of a distributed exploration, the same in every process.
@@ -86,6 +92,12 @@ pub enum DistError {
     /// models; a full state index; a lost connection).
     #[error("a worker of the distributed run failed: {0}")]
     Worker(String),
+    /// A checkpoint could not be written or read, or does not fit the run.
+    #[error("{0}")]
+    Checkpoint(String),
+    /// The options ask for what a distributed run does not do.
+    #[error("{0}")]
+    Unsupported(String),
 }
 
 /// This process's connections to the other processes of a cluster, made by
@@ -264,6 +276,13 @@ where
     T: TransitionSystem + Send + 'static,
 {
     let width = ts.encoded_width().map_err(DistError::NoEncoding)?;
+    if opts.persist.is_some() && (opts.deadlock_trace || opts.keep_states) {
+        return Err(DistError::Unsupported(
+            "checkpoints of a distributed exploration are for runs that report counts only \
+             (no --trace)"
+                .into(),
+        ));
+    }
     let cluster = connected.cluster;
     let opts = opts.clone();
     let stop = stop.clone();
@@ -272,7 +291,8 @@ where
         connected.others,
         timely::WorkerConfig::default(),
         move |worker| {
-            if width <= 2 && !opts.deadlock_trace && !opts.keep_states {
+            let counts_only = !opts.deadlock_trace && !opts.keep_states;
+            if counts_only && (width <= 2 || opts.persist.is_some()) {
                 counting::run_worker(worker, &*ts, &opts, &stop)
             } else {
                 search::run_worker(worker, &*ts, width, &opts, &stop)

@@ -20,6 +20,7 @@ use std::time::Instant;
 
 use timely::worker::Worker;
 
+use super::checkpoint::{levels_of, read_part, remove_before, write_part, Head, Part, Persistence};
 use super::rounds::Rounds;
 use super::search::{all_gather, owner_of, report_level, stop_code, stop_reason};
 use super::{execute_scoped, Connected, Connector, DistError, DistOptions};
@@ -69,18 +70,22 @@ pub fn search_pairs<P>(
 where
     P: KeyedProduct + ?Sized,
 {
-    let outcomes = execute_scoped(connected, |worker| run_worker(worker, product, opts, stop))?;
+    let outcomes = execute_scoped(connected, |worker| {
+        run_worker(worker, product, opts, None, stop)
+    })?;
     outcomes
         .into_iter()
         .next()
         .ok_or_else(|| DistError::Worker("no worker ran in this process".into()))?
 }
 
-/// Runs worker `worker.index()` of the search of [`search_pairs`] to its end.
+/// Runs worker `worker.index()` of the search of [`search_pairs`] to its end; with `persist`,
+/// it writes checkpoints at level boundaries and resumes from one (module `checkpoint`).
 pub(super) fn run_worker<P>(
     worker: &mut Worker,
     product: &P,
     opts: &PairOptions,
+    persist: Option<&Persistence>,
     stop: &StopSignal,
 ) -> Result<PairSearch, DistError>
 where
@@ -101,9 +106,37 @@ where
     let owned = KeySet::new(width);
     let mut initial = vec![0u32; width];
     product.initial_key(&mut initial);
-    // 0. Every process must be making the same search.
+    let mut this = Head {
+        fingerprint: persist.map_or(0, |p| p.fingerprint),
+        workers: peers as u64,
+        worker: me as u64,
+        width: width as u64,
+        states: 1,
+        widest: 1,
+        ..Head::default()
+    };
+    // The keys of the level being expanded and of the next one, one after another.
+    let mut frontier: Vec<u32> = Vec::new();
+    match persist.and_then(|p| Some((p, p.resume.as_deref()?))) {
+        Some((persist, dir)) => {
+            let part = resume(worker, &mut counts, dir, persist.process, &this)?;
+            this = part.head;
+            for key in part.owned.chunks_exact(width) {
+                owned.insert(key);
+            }
+            frontier = part.frontier;
+        }
+        None => {
+            if owner_of(&initial, peers) == me {
+                owned.insert(&initial);
+                frontier.extend_from_slice(&initial);
+            }
+        }
+    }
+    // 0. Every process must be making the same search (and be resuming the same level).
     let [o_lo, o_hi] = split(opts.fingerprint);
-    let mut words = vec![o_lo, o_hi, width as u32];
+    let [s_lo, s_hi] = split(this.states);
+    let mut words = vec![o_lo, o_hi, width as u32, this.levels as u32, s_lo, s_hi];
     words.extend_from_slice(&initial);
     let fingerprint = crate::hash::hash_words(&words);
     let [f_lo, f_hi] = split(fingerprint);
@@ -116,12 +149,6 @@ where
                 .into(),
         ));
     }
-    // The keys of the level being expanded and of the next one, one after another.
-    let mut frontier: Vec<u32> = Vec::new();
-    if owner_of(&initial, peers) == me {
-        owned.insert(&initial);
-        frontier.extend_from_slice(&initial);
-    }
     let mut next: Vec<u32> = Vec::new();
     let receive = |batch: Vec<u32>, next: &mut Vec<u32>| {
         for key in batch.chunks_exact(width) {
@@ -131,14 +158,15 @@ where
         }
     };
 
-    let mut level_end = 1u64;
-    let mut widest = 1u64;
-    let mut levels = 0u32;
-    let mut transitions = 0u64;
+    let mut level_end = this.states;
+    let mut widest = this.widest;
+    let mut levels = this.levels as u32;
+    let mut transitions = this.transitions;
     let mut all_transitions;
     let mut violated = false;
-    let mut dead_ends = 0u64;
+    let mut dead_ends = this.dead_ends;
     let mut stopped = None;
+    let mut last_written = Instant::now();
     loop {
         levels += 1;
         // 1. Expand this worker's pairs of the level; send each successor to its owner. Once
@@ -169,10 +197,21 @@ where
         let code = stop_code(stop.reason());
         let [t_lo, t_hi] = split(transitions);
         let [n_lo, n_hi] = split((next.len() / width) as u64);
+        let due =
+            persist.is_some_and(|p| p.checkpoint.is_some() && last_written.elapsed() >= p.interval);
         let gathered = all_gather(
             &mut counts,
             worker,
-            &[me as u32, n_lo, n_hi, code, t_lo, t_hi, violated as u32],
+            &[
+                me as u32,
+                n_lo,
+                n_hi,
+                code,
+                t_lo,
+                t_hi,
+                violated as u32,
+                due as u32,
+            ],
         );
         let new_pairs: u64 = gathered.iter().map(|r| join(r[1], r[2])).sum();
         all_transitions = gathered.iter().map(|r| join(r[4], r[5])).sum();
@@ -196,6 +235,21 @@ where
             break;
         }
         frontier = std::mem::take(&mut next);
+        // 3. At a level boundary some worker asked for: a checkpoint (every worker writes its
+        // part, then all agree that every part is written).
+        if let Some(p) = persist.filter(|_| gathered.iter().any(|r| r[7] != 0)) {
+            let head = Head {
+                levels: levels as u64,
+                states: level_end,
+                widest,
+                all_transitions,
+                transitions,
+                dead_ends,
+                ..this
+            };
+            checkpoint(worker, &mut counts, p, &head, &frontier, &owned)?;
+            last_written = Instant::now();
+        }
     }
 
     let [b_lo, b_hi] = split(owned.bytes());
@@ -214,4 +268,71 @@ where
         bytes,
         workers: peers,
     })
+}
+
+/// Writes this worker's part of the checkpoint of `head.levels` into the checkpoint folder
+/// of `persist`, then agrees with every worker that all parts are written (and only then
+/// removes this worker's parts of earlier levels).
+fn checkpoint(
+    worker: &mut Worker,
+    counts: &mut Rounds,
+    persist: &Persistence,
+    head: &Head,
+    frontier: &[u32],
+    owned: &KeySet,
+) -> Result<(), DistError> {
+    let Some(dir) = &persist.checkpoint else {
+        return Ok(());
+    };
+    let written = write_part(dir, persist.process, head, frontier, owned);
+    let me = worker.index() as u32;
+    let gathered = all_gather(counts, worker, &[me, written.is_ok() as u32]);
+    written.map_err(DistError::Checkpoint)?;
+    if gathered.iter().any(|r| r[1] == 0) {
+        return Err(DistError::Checkpoint(
+            "another process could not write its part of the checkpoint (see its error)".into(),
+        ));
+    }
+    remove_before(dir, persist.process, head.worker, head.levels);
+    Ok(())
+}
+
+/// Reads this worker's part of the latest checkpoint in `dir` that every worker has whole
+/// (all workers agree on its level first).
+fn resume(
+    worker: &mut Worker,
+    counts: &mut Rounds,
+    dir: &std::path::Path,
+    process: usize,
+    expected: &Head,
+) -> Result<Part, DistError> {
+    let me = worker.index() as u32;
+    // Each worker has the level every worker finished writing, and perhaps a later one.
+    let mut mine = levels_of(dir, process, expected.worker);
+    mine.truncate(2);
+    let word = |i: usize| mine.get(i).map_or(0, |&l| l.min(u32::MAX as u64) as u32);
+    let gathered = all_gather(counts, worker, &[me, word(0), word(1)]);
+    let common = gathered
+        .iter()
+        .flat_map(|r| [r[1], r[2]])
+        .filter(|&l| l != 0 && gathered.iter().all(|r| r[1] == l || r[2] == l))
+        .max();
+    let Some(level) = common else {
+        return Err(DistError::Checkpoint(format!(
+            "{}: no checkpoint of a level that every worker of the run wrote (each process \
+             reads its part in {}/process-K; resume with the same --processes and --workers \
+             as the run that wrote it)",
+            dir.display(),
+            dir.display()
+        )));
+    };
+    let part = read_part(dir, process, expected, level as u64);
+    let gathered = all_gather(counts, worker, &[me, part.is_ok() as u32]);
+    let part = part.map_err(DistError::Checkpoint)?;
+    if gathered.iter().any(|r| r[1] == 0) {
+        return Err(DistError::Checkpoint(
+            "another process could not read its part of the checkpoint (see its error)".into(),
+        ));
+    }
+    Ok(part)
 }

@@ -1,0 +1,351 @@
+//! Checkpoints of a distributed count-only exploration (`weft explore -n N --checkpoint DIR`):
+//! at a level boundary that every worker agrees on (through the level's all-gather), each
+//! worker writes the states it owns and its share of the next level to its own file,
+//! `DIR/process-K/worker-J-level-L.ckpt` (`K` the process, `J` the worker among all the run's,
+//! `L` the levels expanded). Once every worker has written level `L` (another all-gather),
+//! each removes its files of earlier levels, so a run killed while writing leaves a level that
+//! every worker has whole. `--resume DIR` makes every worker list its levels, agree on the
+//! latest that all of them have, read its own file of it and go on from there: the counts are
+//! those of a run never interrupted. A run resumes with the same processes and workers as the
+//! one that wrote the checkpoint (each worker owns the states of its hash range).
+//!
+//! # Format
+//!
+//! Little-endian: the magic `WEFTDCK1`; the model's fingerprint, the workers of the run, this
+//! worker's index, the keys' width, levels expanded, states kept (all workers), the widest
+//! level, transitions (all workers), this worker's transitions and dead ends (`u64` each); the
+//! next level's keys and the owned keys (a count, then `width` `u32` words each); a checksum
+//! (FNV-1a of everything before it). A file is written under a temporary name, then renamed.
+
+#![forbid(unsafe_code)]
+
+use std::io::{BufReader, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::explore::keyed::KeySet;
+
+const MAGIC: &[u8; 8] = b"WEFTDCK1";
+
+/// Where and how often a distributed exploration writes checkpoints, and where it resumes
+/// from.
+#[derive(Clone, Debug)]
+pub struct Persistence {
+    /// Write checkpoints into this folder.
+    pub checkpoint: Option<PathBuf>,
+    /// Least time between two checkpoints (0: every level).
+    pub interval: Duration,
+    /// Go on from the checkpoint in this folder.
+    pub resume: Option<PathBuf>,
+    /// Identifies the model (every file of a checkpoint carries it).
+    pub fingerprint: u64,
+    /// This process's index in the run.
+    pub process: usize,
+}
+
+/// A worker's search at a level boundary: the counts of its checkpoint file.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct Head {
+    pub fingerprint: u64,
+    pub workers: u64,
+    pub worker: u64,
+    pub width: u64,
+    pub levels: u64,
+    pub states: u64,
+    pub widest: u64,
+    pub all_transitions: u64,
+    pub transitions: u64,
+    pub dead_ends: u64,
+}
+
+impl Head {
+    fn words(&self) -> [u64; 10] {
+        [
+            self.fingerprint,
+            self.workers,
+            self.worker,
+            self.width,
+            self.levels,
+            self.states,
+            self.widest,
+            self.all_transitions,
+            self.transitions,
+            self.dead_ends,
+        ]
+    }
+}
+
+/// A worker's part of a checkpoint, read back.
+#[derive(Debug)]
+pub(super) struct Part {
+    pub head: Head,
+    pub frontier: Vec<u32>,
+    pub owned: Vec<u32>,
+}
+
+/// FNV-1a, 64 bits.
+struct Fnv(u64);
+
+impl Fnv {
+    fn new() -> Fnv {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 ^= b as u64;
+            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+}
+
+/// The folder of process `process`'s parts.
+fn process_dir(dir: &Path, process: usize) -> PathBuf {
+    dir.join(format!("process-{process}"))
+}
+
+fn file_name(worker: u64, level: u64) -> String {
+    format!("worker-{worker}-level-{level}.ckpt")
+}
+
+/// Writes worker `head.worker`'s part of the checkpoint of level `head.levels`.
+pub(super) fn write_part(
+    dir: &Path,
+    process: usize,
+    head: &Head,
+    frontier: &[u32],
+    owned: &KeySet,
+) -> Result<(), String> {
+    let folder = process_dir(dir, process);
+    let path = folder.join(file_name(head.worker, head.levels));
+    let failed = |e: std::io::Error| format!("cannot write the checkpoint {}: {e}", path.display());
+    std::fs::create_dir_all(&folder).map_err(failed)?;
+    let temporary = path.with_extension("partial");
+    let file = std::fs::File::create(&temporary).map_err(failed)?;
+    let mut out = BufWriter::with_capacity(1 << 20, file);
+    let mut sum = Fnv::new();
+    let width = head.width as usize;
+    (|| -> std::io::Result<()> {
+        let mut put = |bytes: &[u8]| -> std::io::Result<()> {
+            sum.write(bytes);
+            out.write_all(bytes)
+        };
+        put(MAGIC)?;
+        for w in head.words() {
+            put(&w.to_le_bytes())?;
+        }
+        put(&((frontier.len() / width) as u64).to_le_bytes())?;
+        for w in frontier {
+            put(&w.to_le_bytes())?;
+        }
+        put(&owned.len().to_le_bytes())?;
+        let mut result = Ok(());
+        owned.for_each(width, &mut |key| {
+            for w in key {
+                if result.is_ok() {
+                    result = put(&w.to_le_bytes());
+                }
+            }
+        });
+        result?;
+        let total = sum.0;
+        out.write_all(&total.to_le_bytes())?;
+        let file = out.into_inner().map_err(|e| e.into_error())?;
+        file.sync_all()
+    })()
+    .map_err(failed)?;
+    std::fs::rename(&temporary, &path).map_err(failed)
+}
+
+/// The levels of which worker `worker` has a checkpoint file in `dir`, latest first.
+pub(super) fn levels_of(dir: &Path, process: usize, worker: u64) -> Vec<u64> {
+    let prefix = format!("worker-{worker}-level-");
+    let mut levels: Vec<u64> = std::fs::read_dir(process_dir(dir, process))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| {
+            let name = entry.file_name().into_string().ok()?;
+            name.strip_prefix(&prefix)?
+                .strip_suffix(".ckpt")?
+                .parse()
+                .ok()
+        })
+        .collect();
+    levels.sort_unstable_by(|a, b| b.cmp(a));
+    levels
+}
+
+/// Removes worker `worker`'s files of levels before `level`.
+pub(super) fn remove_before(dir: &Path, process: usize, worker: u64, level: u64) {
+    for old in levels_of(dir, process, worker) {
+        if old < level {
+            // A file left behind is only space: the next resume takes the latest level.
+            let _ = std::fs::remove_file(process_dir(dir, process).join(file_name(worker, old)));
+        }
+    }
+}
+
+/// Reads worker `expected.worker`'s part of the checkpoint of level `level`, checking that it
+/// is whole and of the run `expected` describes (fingerprint, workers, worker, width).
+pub(super) fn read_part(
+    dir: &Path,
+    process: usize,
+    expected: &Head,
+    level: u64,
+) -> Result<Part, String> {
+    let path = process_dir(dir, process).join(file_name(expected.worker, level));
+    let file = std::fs::File::open(&path)
+        .map_err(|e| format!("cannot read the checkpoint {}: {e}", path.display()))?;
+    let size = file.metadata().map(|m| m.len()).unwrap_or(u64::MAX);
+    let damaged = |what: &str| {
+        format!(
+            "{}: not a weft checkpoint of a distributed exploration, or a damaged one ({what})",
+            path.display()
+        )
+    };
+    let mut input = BufReader::with_capacity(1 << 20, file);
+    let mut sum = Fnv::new();
+    let mut take = |buf: &mut [u8]| -> Result<(), String> {
+        input
+            .read_exact(buf)
+            .map_err(|_| damaged("it ends early"))?;
+        sum.write(buf);
+        Ok(())
+    };
+    let mut magic = [0u8; 8];
+    take(&mut magic)?;
+    if &magic != MAGIC {
+        return Err(damaged("no checkpoint header"));
+    }
+    let u64_of = |take: &mut dyn FnMut(&mut [u8]) -> Result<(), String>| {
+        let mut b = [0u8; 8];
+        take(&mut b).map(|()| u64::from_le_bytes(b))
+    };
+    let mut words = [0u64; 10];
+    for w in &mut words {
+        *w = u64_of(&mut take)?;
+    }
+    let head = Head {
+        fingerprint: words[0],
+        workers: words[1],
+        worker: words[2],
+        width: words[3],
+        levels: words[4],
+        states: words[5],
+        widest: words[6],
+        all_transitions: words[7],
+        transitions: words[8],
+        dead_ends: words[9],
+    };
+    if head.width == 0 || head.width > 1 << 16 {
+        return Err(damaged("a key width out of range"));
+    }
+    let keys = |take: &mut dyn FnMut(&mut [u8]) -> Result<(), String>| {
+        let n = u64_of(take)?;
+        let words = n
+            .checked_mul(head.width)
+            .filter(|&w| w.saturating_mul(4) <= size)
+            .ok_or_else(|| damaged("a count larger than the file"))?;
+        let mut out = Vec::with_capacity(words as usize);
+        let mut b = [0u8; 4];
+        for _ in 0..words {
+            take(&mut b)?;
+            out.push(u32::from_le_bytes(b));
+        }
+        Ok::<Vec<u32>, String>(out)
+    };
+    let frontier = keys(&mut take)?;
+    let owned = keys(&mut take)?;
+    let computed = sum.0;
+    let mut b = [0u8; 8];
+    input
+        .read_exact(&mut b)
+        .map_err(|_| damaged("it ends early"))?;
+    if u64::from_le_bytes(b) != computed {
+        return Err(damaged("its checksum does not match"));
+    }
+    if head.fingerprint != expected.fingerprint || head.width != expected.width {
+        return Err(format!(
+            "{}: the checkpoint is of another model or process (or of another version of this \
+             one): it cannot be resumed here",
+            path.display()
+        ));
+    }
+    if head.workers != expected.workers || head.worker != expected.worker {
+        return Err(format!(
+            "{}: the checkpoint was written by a run of {} workers in all; resume it with the \
+             same --processes and --workers (this run has {})",
+            path.display(),
+            head.workers,
+            expected.workers
+        ));
+    }
+    if head.levels != level {
+        return Err(damaged("its level is not its name's"));
+    }
+    Ok(Part {
+        head,
+        frontier,
+        owned,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_part_reads_back_as_written_and_damage_is_refused() {
+        let dir = std::env::temp_dir().join(format!("weft-dck-{}", std::process::id()));
+        let owned = KeySet::new(3);
+        for k in [[1, 2, 3], [4, 5, 6], [7, 8, 9]] {
+            owned.insert(&k);
+        }
+        let head = Head {
+            fingerprint: 42,
+            workers: 4,
+            worker: 2,
+            width: 3,
+            levels: 5,
+            states: 17,
+            widest: 6,
+            all_transitions: 30,
+            transitions: 8,
+            dead_ends: 1,
+        };
+        write_part(&dir, 1, &head, &[4, 5, 6], &owned).expect("writes");
+        assert_eq!(levels_of(&dir, 1, 2), vec![5]);
+        let part = read_part(&dir, 1, &head, 5).expect("reads");
+        assert_eq!(part.head, head);
+        assert_eq!(part.frontier, vec![4, 5, 6]);
+        let mut keys: Vec<&[u32]> = part.owned.chunks_exact(3).collect();
+        keys.sort();
+        assert_eq!(keys, vec![&[1, 2, 3][..], &[4, 5, 6], &[7, 8, 9]]);
+        let other_run = Head { workers: 2, ..head };
+        assert!(read_part(&dir, 1, &other_run, 5)
+            .unwrap_err()
+            .contains("same --processes"));
+        let other_model = Head {
+            fingerprint: 7,
+            ..head
+        };
+        assert!(read_part(&dir, 1, &other_model, 5)
+            .unwrap_err()
+            .contains("another model"));
+        let path = process_dir(&dir, 1).join(file_name(2, 5));
+        let bytes = std::fs::read(&path).expect("the file");
+        for at in (0..bytes.len()).step_by(3) {
+            let mut flipped = bytes.clone();
+            flipped[at] ^= 0x10;
+            std::fs::write(&path, &flipped).expect("writes");
+            assert!(read_part(&dir, 1, &head, 5).is_err(), "flip at {at}");
+            std::fs::write(&path, &bytes[..at]).expect("writes");
+            assert!(read_part(&dir, 1, &head, 5).is_err(), "cut at {at}");
+        }
+        write_part(&dir, 1, &Head { levels: 6, ..head }, &[], &owned).expect("writes");
+        remove_before(&dir, 1, 2, 6);
+        assert_eq!(levels_of(&dir, 1, 2), vec![6]);
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}
