@@ -641,7 +641,7 @@ fn stabilise(s: &mut State, edges: &Edges, scratch: &mut StabiliseScratch) {
             buf.sort_unstable();
             buf.dedup();
             span[x as usize] = (data.len() as u32, (data.len() + buf.len()) as u32);
-            data.extend_from_slice(&buf);
+            data.extend_from_slice(buf);
         }
         let mut index: FxHashMap<&[u64], usize> = FxHashMap::default();
         let mut groups: Vec<Vec<u32>> = Vec::new();
