@@ -37,6 +37,10 @@ fn check(file: &Path, expected: &[(Equivalence, (u32, u64))]) -> Vec<String> {
             for (name, algorithm) in [
                 ("signatures", BranchingAlgorithm::Signatures),
                 ("constellations", BranchingAlgorithm::Constellations),
+                (
+                    "signatures then constellations",
+                    BranchingAlgorithm::SignaturesThenConstellations(1),
+                ),
             ] {
                 let q = reduce_by(&lts, equivalence, Threads::ONE, algorithm).quotient;
                 quotients.push((name, q));

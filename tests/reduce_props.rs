@@ -241,6 +241,13 @@ proptest! {
             prop_assert!(same_partition(&new, &oracle), "{eq}: {:?} vs oracle {:?}", new, oracle);
             prop_assert!(same_partition(&new, &old), "{eq}: {:?} vs signatures {:?}", new, old);
             prop_assert_eq!(by_constellations.num_blocks, by_signatures.num_blocks);
+            // Handed over after some signature rounds.
+            for rounds in 0..3 {
+                let algorithm = BranchingAlgorithm::SignaturesThenConstellations(rounds);
+                let both = partition_by(&lts, eq, Threads::ONE, algorithm);
+                let both = blocks_of_states(&lts, &both);
+                prop_assert!(same_partition(&both, &oracle), "{eq} after {rounds} rounds: {:?} vs oracle {:?}", both, oracle);
+            }
         }
     }
 

@@ -53,6 +53,8 @@ pub enum BranchingAlgorithmArg {
     Signatures,
     /// Splitting under constellations (Groote, Jansen, Keiren, Wijs), on one thread.
     Constellations,
+    /// Signature refinement for one incremental round, then constellations.
+    SignaturesThenConstellations,
 }
 
 impl From<BranchingAlgorithmArg> for BranchingAlgorithm {
@@ -61,6 +63,9 @@ impl From<BranchingAlgorithmArg> for BranchingAlgorithm {
             BranchingAlgorithmArg::Auto => BranchingAlgorithm::Auto,
             BranchingAlgorithmArg::Signatures => BranchingAlgorithm::Signatures,
             BranchingAlgorithmArg::Constellations => BranchingAlgorithm::Constellations,
+            BranchingAlgorithmArg::SignaturesThenConstellations => {
+                BranchingAlgorithm::SignaturesThenConstellations(1)
+            }
         }
     }
 }

@@ -182,10 +182,15 @@ impl State {
     /// Whether `x` has a non-inert `a`-edge into constellation `c`.
     fn has_edge(&self, edges: &Edges, x: u32, a: Label, c: u32) -> bool {
         let bx = self.block[x as usize];
-        edges.out(x).iter().any(|&(l, y)| {
-            let by = self.block[y as usize];
-            l == a && self.constellation[by as usize] == c && !(a == TAU && by == bx)
-        })
+        let out = edges.out(x);
+        let from = out.partition_point(|&(l, _)| l < a);
+        out[from..]
+            .iter()
+            .take_while(|&&(l, _)| l == a)
+            .any(|&(_, y)| {
+                let by = self.block[y as usize];
+                self.constellation[by as usize] == c && !(a == TAU && by == bx)
+            })
     }
 
     /// Moves `group` (distinct members of block `r`, not all of them) into a new block in
@@ -263,42 +268,78 @@ struct Scratch {
     left: Vec<u32>,
     left_set: Vec<bool>,
     touched: Vec<u32>,
+    /// The lists of the sides being computed (kept for their capacity).
+    reach: Vec<u32>,
+    lack: Vec<u32>,
 }
 
 const REACHES: u8 = 1;
 const LACKS: u8 = 2;
 
-/// Refines `p` (the tau-SCC contraction, all nodes in block 0) to the branching bisimulation
-/// classes (divergence-preserving where `p.divergent` marks nodes).
+/// Refines `p` (the tau-SCC contraction) to the branching bisimulation classes
+/// (divergence-preserving where `p.divergent` marks nodes), from the partition `p.block`
+/// (`p.num_blocks` blocks, each a union of classes: every node in block 0 at the start, or
+/// what some rounds of signature refinement left).
 pub(crate) fn refine(mut p: Partition) -> Partition {
     let n = p.graph.num_nodes();
     if n == 0 {
         return p;
     }
     let edges = Edges::of(&p);
+    let block = std::mem::take(&mut p.block);
+    let count = p.num_blocks as usize;
     let inert_out: Vec<u32> = (0..n as u32)
-        .map(|x| edges.tau_out(x).count() as u32)
+        .map(|x| {
+            edges
+                .tau_out(x)
+                .filter(|&y| block[y as usize] == block[x as usize])
+                .count() as u32
+        })
         .collect();
+    // Each block's nodes in increasing order, and its bottom nodes.
+    let mut first = vec![0u32; count + 1];
+    for &b in &block {
+        first[b as usize + 1] += 1;
+    }
+    for b in 0..count {
+        first[b + 1] += first[b];
+    }
+    let end = first[1..].to_vec();
+    first.truncate(count);
+    let mut fill = first.clone();
+    let mut elems = vec![0u32; n];
+    let mut pos = vec![0u32; n];
+    let mut bottoms: Vec<Vec<u32>> = vec![Vec::new(); count];
+    let mut bottom_pos = vec![0u32; n];
+    for (x, &b) in block.iter().enumerate() {
+        let at = &mut fill[b as usize];
+        elems[*at as usize] = x as u32;
+        pos[x] = *at;
+        *at += 1;
+        if inert_out[x] == 0 {
+            bottom_pos[x] = bottoms[b as usize].len() as u32;
+            bottoms[b as usize].push(x as u32);
+        }
+    }
+    drop(fill);
     let mut s = State {
-        elems: (0..n as u32).collect(),
-        pos: (0..n as u32).collect(),
-        first: vec![0],
-        end: vec![n as u32],
-        block: vec![0; n],
-        bottoms: vec![(0..n as u32)
-            .filter(|&x| inert_out[x as usize] == 0)
-            .collect()],
-        bottom_pos: vec![0; n],
+        elems,
+        pos,
+        first,
+        end,
+        block,
+        bottoms,
+        bottom_pos,
         inert_out,
-        constellation: vec![0],
-        constellation_pos: vec![0],
-        constellation_blocks: vec![vec![0]],
-        nontrivial: Vec::new(),
+        constellation: vec![0; count],
+        constellation_pos: (0..count as u32).collect(),
+        constellation_blocks: vec![(0..count as u32).collect()],
+        nontrivial: if count > 1 { vec![0] } else { Vec::new() },
         unstable: Vec::new(),
-        unstable_mark: vec![false],
+        unstable_mark: vec![false; count],
     };
-    for (i, &x) in s.bottoms[0].iter().enumerate() {
-        s.bottom_pos[x as usize] = i as u32;
+    for b in (0..count as u32).rev() {
+        s.mark_unstable(b);
     }
     let mut scratch = Scratch {
         direct: vec![false; n],
@@ -306,12 +347,20 @@ pub(crate) fn refine(mut p: Partition) -> Partition {
         left: vec![0; n],
         left_set: vec![false; n],
         touched: Vec::new(),
+        reach: Vec::new(),
+        lack: Vec::new(),
     };
     let mut rounds = 1;
-    s.mark_unstable(0);
-    stabilise(&mut s, &edges);
+    let mut stabilise_scratch = StabiliseScratch {
+        members: Vec::new(),
+        span: vec![(0, 0); n],
+        data: Vec::new(),
+        buf: Vec::new(),
+    };
+    stabilise(&mut s, &edges, &mut stabilise_scratch);
     let mut incoming: Vec<(Label, u32)> = Vec::new();
     let mut group: Vec<(u32, u32)> = Vec::new();
+    let mut direct: Vec<u32> = Vec::new();
     while let Some(&c) = s.nontrivial.last() {
         rounds += 1;
         // The splitter: the smaller of the constellation's first two blocks (at most half).
@@ -365,16 +414,17 @@ pub(crate) fn refine(mut p: Partition) -> Partition {
                 while h < group.len() && group[h].0 == r {
                     h += 1;
                 }
-                let direct: Vec<u32> = group[g..h].iter().map(|&(_, x)| x).collect();
+                direct.clear();
+                direct.extend(group[g..h].iter().map(|&(_, x)| x));
                 g = h;
                 split_under(&mut s, &edges, &mut scratch, r, &direct, a, c);
             }
         }
-        stabilise(&mut s, &edges);
+        stabilise(&mut s, &edges, &mut stabilise_scratch);
     }
     p.num_blocks = s.first.len() as u32;
     p.block = s.block;
-    p.rounds = rounds;
+    p.rounds += rounds;
     p
 }
 
@@ -414,22 +464,20 @@ fn split_under(
         scratch.direct[x as usize] = false;
     }
     // The co-split: bottom nodes with a direct edge but none into `c` lack it.
-    let lacking: Vec<u32> = direct
-        .iter()
-        .copied()
-        .filter(|&x| {
-            s.inert_out[x as usize] == 0
-                && s.block[x as usize] == reaching_block
-                && !s.has_edge(edges, x, a, c)
-        })
-        .collect();
-    if lacking.is_empty() {
-        return;
+    let mut lacks = std::mem::take(&mut scratch.lack);
+    lacks.clear();
+    for &x in direct {
+        if s.inert_out[x as usize] == 0
+            && s.block[x as usize] == reaching_block
+            && !s.has_edge(edges, x, a, c)
+        {
+            scratch.side[x as usize] = LACKS;
+            lacks.push(x);
+        }
     }
-    let mut lacks: Vec<u32> = Vec::new();
-    for &x in &lacking {
-        scratch.side[x as usize] = LACKS;
-        lacks.push(x);
+    if lacks.is_empty() {
+        scratch.lack = lacks;
+        return;
     }
     let mut i = 0;
     while i < lacks.len() {
@@ -461,6 +509,7 @@ fn split_under(
     if lacks.len() < s.size(reaching_block) as usize {
         s.carve(edges, reaching_block, &lacks);
     }
+    scratch.lack = lacks;
 }
 
 /// Splits block `r` into the nodes that reach a node of `direct` by inert steps and the
@@ -475,14 +524,16 @@ fn main_split(
     direct: &[u32],
     direct_bottoms: usize,
 ) -> u32 {
-    let mut reach: Vec<u32> = Vec::new();
+    let mut reach = std::mem::take(&mut scratch.reach);
+    let mut lack = std::mem::take(&mut scratch.lack);
+    reach.clear();
+    lack.clear();
     for &x in direct {
         if scratch.side[x as usize] == 0 {
             scratch.side[x as usize] = REACHES;
             reach.push(x);
         }
     }
-    let mut lack: Vec<u32> = Vec::new();
     let mut reach_at = 0usize;
     let mut lack_at = 0usize;
     let mut seed_at = direct_bottoms;
@@ -533,23 +584,37 @@ fn main_split(
         scratch.left_set[w as usize] = false;
     }
     scratch.touched.clear();
-    if reach_done {
+    let reaching_block = if reach_done {
         s.carve(edges, r, &reach)
     } else {
         s.carve(edges, r, &lack);
         r
-    }
+    };
+    scratch.reach = reach;
+    scratch.lack = lack;
+    reaching_block
+}
+
+/// Buffers kept between the calls of [`stabilise`].
+struct StabiliseScratch {
+    members: Vec<u32>,
+    /// Per node: the range of its signature in `data` (valid for the block at hand).
+    span: Vec<(u32, u32)>,
+    data: Vec<u64>,
+    buf: Vec<u64>,
 }
 
 /// Stabilises every block marked unstable under every constellation: splits it by its
 /// nodes' signatures (the pairs (label, constellation) of the non-inert edges they reach by
 /// inert steps), the largest group keeping the block; the parts that get new non-inert
 /// edges are marked again.
-fn stabilise(s: &mut State, edges: &Edges) {
-    let mut members: Vec<u32> = Vec::new();
-    let mut span: FxHashMap<u32, (usize, usize)> = FxHashMap::default();
-    let mut data: Vec<u64> = Vec::new();
-    let mut buf: Vec<u64> = Vec::new();
+fn stabilise(s: &mut State, edges: &Edges, scratch: &mut StabiliseScratch) {
+    let StabiliseScratch {
+        members,
+        span,
+        data,
+        buf,
+    } = scratch;
     while let Some(r) = s.unstable.pop() {
         s.unstable_mark[r as usize] = false;
         if s.size(r) == 1 {
@@ -559,14 +624,15 @@ fn stabilise(s: &mut State, edges: &Edges) {
         members.extend_from_slice(s.members(r));
         // Tau edges go to smaller nodes: inert successors first.
         members.sort_unstable();
-        span.clear();
+        let members = &*members;
         data.clear();
-        for &x in &members {
+        for &x in members {
             buf.clear();
             for &(a, y) in edges.out(x) {
                 let by = s.block[y as usize];
                 if a == TAU && by == r {
-                    let (lo, hi) = span[&y];
+                    let (lo, hi) = span[y as usize];
+                    let (lo, hi) = (lo as usize, hi as usize);
                     buf.extend_from_slice(&data[lo..hi]);
                 } else {
                     buf.push(pack(a, s.constellation[by as usize]));
@@ -574,15 +640,15 @@ fn stabilise(s: &mut State, edges: &Edges) {
             }
             buf.sort_unstable();
             buf.dedup();
-            span.insert(x, (data.len(), data.len() + buf.len()));
-            data.extend_from_slice(&buf);
+            span[x as usize] = (data.len() as u32, (data.len() + buf.len()) as u32);
+            data.extend_from_slice(buf);
         }
         let mut index: FxHashMap<&[u64], usize> = FxHashMap::default();
         let mut groups: Vec<Vec<u32>> = Vec::new();
-        for &x in &members {
-            let (lo, hi) = span[&x];
+        for &x in members {
+            let (lo, hi) = span[x as usize];
             let next = groups.len();
-            let g = *index.entry(&data[lo..hi]).or_insert(next);
+            let g = *index.entry(&data[lo as usize..hi as usize]).or_insert(next);
             if g == next {
                 groups.push(Vec::new());
             }

@@ -237,7 +237,14 @@ pub enum BranchingAlgorithm {
     /// Splitting under constellations with the smaller-half rule, after Groote, Jansen,
     /// Keiren and Wijs, on one thread (`branching_gjkw`).
     Constellations,
+    /// Signature refinement for at most this many incremental rounds, then splitting under
+    /// constellations from the partition reached.
+    SignaturesThenConstellations(u32),
 }
+
+/// With [`BranchingAlgorithm::Auto`], the number of incremental signature rounds after which
+/// the constellation algorithm takes over.
+pub const AUTO_INCREMENTAL_ROUNDS: u32 = 16;
 
 /// As [`partition_on`], computing the branching bisimulations with `algorithm` (strong
 /// bisimulation ignores it). Every algorithm gives the same partition (the block ids may
@@ -251,10 +258,27 @@ pub fn partition_by(
     let p = prepare(lts, equivalence);
     match (p.branching, algorithm) {
         (false, _) => super::strong::refine(p, threads),
-        (true, BranchingAlgorithm::Signatures | BranchingAlgorithm::Auto) => {
-            super::splitting::refine(p, threads)
+        (true, BranchingAlgorithm::Signatures) => super::splitting::refine(p, threads),
+        (true, BranchingAlgorithm::Auto) => {
+            partition_by_signatures_then_constellations(p, threads, AUTO_INCREMENTAL_ROUNDS)
+        }
+        (true, BranchingAlgorithm::SignaturesThenConstellations(rounds)) => {
+            partition_by_signatures_then_constellations(p, threads, rounds)
         }
         (true, BranchingAlgorithm::Constellations) => super::branching_gjkw::refine(p),
+    }
+}
+
+/// Signature refinement for at most `rounds` incremental rounds, then (if not stable yet)
+/// splitting under constellations.
+fn partition_by_signatures_then_constellations(
+    p: Partition,
+    threads: Threads,
+    rounds: u32,
+) -> Partition {
+    match super::splitting::refine_for(p, threads, Some(rounds)) {
+        (p, true) => p,
+        (p, false) => super::branching_gjkw::refine(p),
     }
 }
 

@@ -271,11 +271,22 @@ const FULL_ROUND_FRACTION: usize = 8;
 
 /// Refines `p` (every node in block 0) until stable, on `threads` workers (see the module
 /// documentation). Block ids depend only on `p`, not on `threads`.
-pub(crate) fn refine(mut p: Partition, threads: Threads) -> Partition {
+pub(crate) fn refine(p: Partition, threads: Threads) -> Partition {
+    refine_for(p, threads, None).0
+}
+
+/// As [`refine`], but with `incremental_rounds`, stops after that many incremental rounds if
+/// the partition is not stable yet: returns it (coarser than the stable one, each block a
+/// union of its blocks) and whether it is stable.
+pub(crate) fn refine_for(
+    mut p: Partition,
+    threads: Threads,
+    incremental_rounds: Option<u32>,
+) -> (Partition, bool) {
     let n = p.graph.num_nodes();
     if n == 0 {
         p.num_blocks = 0;
-        return p;
+        return (p, true);
     }
     let pool = (threads.get() > 1)
         .then(|| {
@@ -327,7 +338,13 @@ pub(crate) fn refine(mut p: Partition, threads: Threads) -> Partition {
     let mut by_block: Vec<(u32, u32)> = Vec::new();
     let mut members: Vec<u32> = Vec::new();
     let mut stack: Vec<u32> = Vec::new();
+    let mut incremental = 0u32;
     loop {
+        if incremental_rounds.is_some_and(|limit| incremental >= limit) && !changed.is_empty() {
+            p.num_blocks = blocks.first.len() as u32;
+            return (p, false);
+        }
+        incremental += 1;
         // This round: the changed nodes and their predecessors, closed under inert-tau
         // predecessors.
         for &x in changed.iter() {
@@ -399,7 +416,7 @@ pub(crate) fn refine(mut p: Partition, threads: Threads) -> Partition {
         dirty.clear();
     }
     p.num_blocks = blocks.first.len() as u32;
-    p
+    (p, true)
 }
 
 /// What the full rounds leave for the incremental ones.
