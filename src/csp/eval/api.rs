@@ -1,13 +1,9 @@
-//! The public interface of a loaded script: its processes, values, events and sources.
+//! The public interface of a loaded script: its assertions, notes and errors ([`Script`]),
+//! and its processes, values, events and sources ([`Evaluator`]).
 
 use super::*;
 
 impl Script {
-    /// The source files of the script.
-    pub fn sources(&self) -> &SourceMap {
-        &self.sources
-    }
-
     /// The assertions, in source order.
     pub fn assertions(&self) -> &[Assertion] {
         &self.assertions
@@ -35,6 +31,13 @@ impl Script {
             // the hidden headers of timed sections
             .filter(|n| !n.starts_with('#'))
             .collect()
+    }
+}
+
+impl Evaluator {
+    /// The source files of the script.
+    pub fn sources(&self) -> &SourceMap {
+        &self.sources
     }
 
     /// The process named `name` applied to `args` (no arguments for a process constant).
@@ -65,7 +68,7 @@ impl Script {
     /// evaluated with its parameters bound to 3 (which may itself be a call).
     pub fn unfold(&self, call: &Call) -> Result<Proc, CspError> {
         let _g = StackGuard::enter();
-        if let Some(p) = self.unfolds.get(call) {
+        if let Some(p) = self.memo.unfolds.get(call) {
             return Ok(p.clone());
         }
         let groups = self.regroup(&call.target, &call.args)?;
@@ -73,6 +76,7 @@ impl Script {
         match v {
             Value::Proc(p) => match p.node() {
                 ProcNode::Call(c) if c == call => self
+                    .memo
                     .unfolds
                     .get(call)
                     .map(|p| p.clone())
@@ -151,16 +155,22 @@ impl Script {
     }
 
     fn event_cell(&self) -> Result<&Arc<EventTable>, CspError> {
-        if self.events.get().is_none() {
+        if let Some(table) = &self.tables.events {
+            return table.as_ref().map_err(Clone::clone);
+        }
+        let Some(cells) = &self.loading else {
+            return Err(self.internal("the event table is missing"));
+        };
+        if cells.events.get().is_none() {
             // Computed outside the cell: a channel type that needs `Events` re-enters here,
             // which `guarded` reports as a cycle (a re-entered `OnceLock` would hang).
             let table = self.guarded((8, 0), "Events", Span::default(), || {
                 let _g = StackGuard::enter();
                 self.build_event_table().map(Arc::new)
             });
-            let _ = self.events.set(table);
+            let _ = cells.events.set(table);
         }
-        match self.events.get() {
+        match cells.events.get() {
             Some(r) => r.as_ref().map_err(Clone::clone),
             None => Err(self.internal("the event table is missing")),
         }

@@ -10,7 +10,7 @@ pub(super) fn func(target: Target) -> Value {
     }))
 }
 
-impl Script {
+impl Evaluator {
     pub(super) fn groups_of(&self, target: &Target) -> EResult<Vec<usize>> {
         Ok(match target {
             Target::Global(i) => match &self.prog.top.defs[*i as usize].kind {
@@ -108,7 +108,7 @@ impl Script {
             target: fv.target.clone(),
             args: flat.clone().into(),
         };
-        if self.unfolds.contains_key(&call) {
+        if self.memo.unfolds.contains_key(&call) {
             return Ok(Value::Proc(Proc::new(ProcNode::Call(call))));
         }
         let frame = Frame::Call(call.clone());

@@ -2,7 +2,7 @@
 
 use super::*;
 
-impl Script {
+impl Evaluator {
     /// Evaluates the processes (and trace) of an assertion.
     pub(super) fn assertion_check(&self, a: &AssertDecl) -> EResult<AssertionCheck> {
         let mut env = Env::new();

@@ -2,7 +2,7 @@
 
 use super::*;
 
-impl Script {
+impl Evaluator {
     pub(super) fn err(&self, span: Span, kind: ErrorKind, msg: impl Into<String>) -> CspError {
         if span == Span::default() && self.sources.is_empty() {
             CspError::unpositioned(kind, msg)

@@ -3,7 +3,7 @@
 
 use super::*;
 
-impl Script {
+impl Evaluator {
     /// Number of atoms of the grouped value starting at `atoms[i]` (a constructor takes its
     /// fields); stops at the end of `atoms`.
     pub(super) fn value_len(&self, atoms: &[Value], i: usize) -> EResult<usize> {
@@ -127,7 +127,7 @@ impl Script {
         })
     }
 
-    /// [`Script::event_status`] for a channel whose events are not enumerated: the atoms
+    /// [`Evaluator::event_status`] for a channel whose events are not enumerated: the atoms
     /// split into fields, each checked against its type.
     fn typed_event_status(&self, c: u32, atoms: &[Value]) -> EResult<EventStatus> {
         let fields = self.chan_fields(c)?;

@@ -2,7 +2,7 @@
 
 use super::*;
 
-impl Script {
+impl Evaluator {
     pub(super) fn eval_proc(&self, e: &Expr, env: &mut Env) -> EResult<Proc> {
         match self.eval(e, env)? {
             Value::Proc(p) => Ok(p),

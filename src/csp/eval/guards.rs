@@ -9,7 +9,7 @@ thread_local! {
     static STACK_BUDGET: Cell<usize> = const { Cell::new(DEFAULT_STACK_BUDGET) };
     static IN_PROGRESS: RefCell<Vec<(u8, u32)>> = const { RefCell::new(Vec::new()) };
     /// The constant definitions and calls being evaluated, innermost last, each with whether
-    /// it was named inside its own body (see `Script::self_reference`).
+    /// it was named inside its own body (see `Evaluator::self_reference`).
     static EVALUATING: RefCell<Vec<(Frame, bool)>> = const { RefCell::new(Vec::new()) };
 }
 
@@ -120,7 +120,7 @@ pub(super) fn self_reference(frame: Frame, call: &Call) -> Option<Value> {
 }
 
 /// Evaluates `body` with `frame` innermost; also says whether the frame was named in its own
-/// body (see [`Script::self_call_result`]).
+/// body (see [`Evaluator::self_call_result`]).
 pub(super) fn evaluating(
     frame: Frame,
     body: impl FnOnce() -> EResult<Value>,
@@ -133,7 +133,7 @@ pub(super) fn evaluating(
     (v, named)
 }
 
-impl Script {
+impl Evaluator {
     pub(super) fn depth(&self, span: Span) -> EResult<DepthGuard> {
         DepthGuard::enter().ok_or_else(|| {
             self.err(
@@ -213,7 +213,7 @@ impl Script {
                 if matches!(p.node(), ProcNode::Call(c) if c == call) {
                     // `P = P` is a process (an error only if explored); used as a value,
                     // it does not terminate (see `endless_use`)
-                    self.endless.insert(call.clone(), use_span);
+                    self.memo.endless.insert(call.clone(), use_span);
                 }
                 false
             }
@@ -229,10 +229,10 @@ impl Script {
     /// `e`, or the non-termination of a call defined as itself that `e` (a type error)
     /// shows used as a value (`f(x) = f(x)`, `N = f(0) + 1`).
     pub(super) fn endless_use(&self, e: CspError) -> CspError {
-        if e.kind != ErrorKind::Type || self.endless.is_empty() {
+        if e.kind != ErrorKind::Type || self.memo.endless.is_empty() {
             return e;
         }
-        let found = self.endless.iter().find_map(|entry| {
+        let found = self.memo.endless.iter().find_map(|entry| {
             let shown = self.show_call(entry.key());
             e.message
                 .contains(&shown)

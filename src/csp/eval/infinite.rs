@@ -9,7 +9,7 @@
 
 use super::*;
 
-impl Script {
+impl Evaluator {
     /// The integer set `r` as a value: a finite set when it can be enumerated.
     pub(super) fn ints_value(&self, r: IntRanges) -> Value {
         if r.len() <= MAX_COLLECTION as u128 {
@@ -536,8 +536,8 @@ impl Script {
     }
 }
 
-impl Script {
-    /// See [`Script::may_hold_enumerated_events`].
+impl Evaluator {
+    /// See [`Evaluator::may_hold_enumerated_events`].
     pub(super) fn may_hold_table_events(&self, set: &Value) -> bool {
         match set {
             Value::Set(items) => !items.is_empty(),
@@ -556,7 +556,7 @@ impl Script {
     }
 }
 
-impl Script {
+impl Evaluator {
     /// Prints an event set with described parts (see [`EventSet`]): `{| c, d |}` when it is
     /// all the events of some channels, a union otherwise.
     pub(super) fn write_described_events(&self, s: &mut String, set: &[Value]) {

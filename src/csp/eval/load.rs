@@ -100,79 +100,82 @@ pub(super) fn finish_load(
             message: message.clone(),
         })
         .collect();
-    let mut script = Script {
-        def_values: cells(prog.top.defs.len()),
-        bind_values: cells(prog.top.binds.len()),
-        chan_fields: cells(prog.channels.len()),
-        ctor_fields: cells(prog.ctors.len()),
-        datatype_values: cells(prog.datatypes.len()),
-        nametype_fields: cells(prog.nametypes.len()),
-        chan_events: cells(prog.channels.len()),
-        events: OnceLock::new(),
-        unfolds: DashMap::new(),
-        let_values: DashMap::new(),
-        assertions: Vec::new(),
-        notes,
-        user_defs,
-        broken,
-        broken_chans: vec![false; prog.channels.len()],
-        events_error: None,
-        errors: Vec::new(),
-        endless: DashMap::new(),
+    let broken_chans = vec![false; prog.channels.len()];
+    let mut evaluator = Evaluator {
+        loading: Some(Box::new(LoadCells::new(&prog))),
+        tables: Tables {
+            broken,
+            broken_chans,
+            ..Tables::default()
+        },
+        memo: Memo::default(),
         sources,
         prog,
     };
     set_thread_stack_budget(LOAD_STACK_BYTES - (16 << 20));
     let _g = StackGuard::enter();
-    script.force_all();
-    Ok(script)
-}
-
-pub(super) fn cells<T>(n: usize) -> Vec<OnceLock<T>> {
-    (0..n).map(|_| OnceLock::new()).collect()
+    let (assertions, notes, errors) = evaluator.load(notes);
+    // the tables are filled: from here on the evaluator only reads them
+    if let Some(cells) = evaluator.loading.take() {
+        cells.into_tables(&mut evaluator.tables);
+    }
+    Ok(Script {
+        evaluator,
+        assertions,
+        notes,
+        user_defs,
+        errors,
+    })
 }
 
 pub(super) fn collapse_ws(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-impl Script {
-    /// Evaluates the channel types, datatypes, name types, closed prefixes and assertions.
-    /// An error breaks the definition it is in (every use of it then reports the error) and
-    /// stops only the assertions that reach it.
-    pub(super) fn force_all(&mut self) {
+impl Evaluator {
+    /// Fills the tables (see [`Evaluator::fill_tables`]), checks the closed prefixes and
+    /// evaluates the assertions and `print`s; returns the assertions, the notes (`notes` and
+    /// the printed values) and the errors no assertion reports. An error breaks the
+    /// definition it is in (every use of it then reports the error) and stops only the
+    /// assertions that reach it.
+    pub(super) fn load(
+        &mut self,
+        mut notes: Vec<Note>,
+    ) -> (Vec<Assertion>, Vec<Note>, Vec<CspError>) {
         let mut load_errors: Vec<CspError> = Vec::new();
         for c in 0..self.prog.channels.len() {
             if let Err(e) = self.chan_fields(c as u32) {
                 let name = self.prog.channels[c].name.clone();
-                if self.events_error.is_none() {
+                if self.tables.events_error.is_none() {
                     let mut events_error = e.clone();
                     events_error.message = format!(
                         "`Events` includes the events of channel `{name}`, whose type has an \
                          error: {}",
                         e.message
                     );
-                    self.events_error = Some(events_error);
+                    self.tables.events_error = Some(events_error);
                 }
-                self.broken_chans[c] = true;
-                self.broken.entry(name).or_insert_with(|| e.clone());
+                self.tables.broken_chans[c] = true;
+                self.tables.broken.entry(name).or_insert_with(|| e.clone());
                 load_errors.push(e);
             }
         }
-        if self.broken_chans.contains(&true) {
+        if self.tables.broken_chans.contains(&true) {
             // The event table may have been computed (and failed) inside a broken channel's
             // type: compute it again without the broken channels.
-            self.events = OnceLock::new();
+            if let Some(cells) = &mut self.loading {
+                cells.events = OnceLock::new();
+            }
         }
-        if let Some(e) = &self.events_error {
-            self.broken.insert(Name::from("Events"), e.clone());
+        if let Some(e) = &self.tables.events_error {
+            self.tables.broken.insert(Name::from("Events"), e.clone());
         }
         for k in 0..self.prog.ctors.len() {
             if let Err(e) = self.ctor_fields(k as u32) {
                 let ctor = &self.prog.ctors[k];
                 let dt = self.prog.datatypes[ctor.datatype as usize].name.clone();
                 for n in [ctor.name.clone(), dt] {
-                    self.broken.entry(n).or_insert_with(|| e.clone());
+                    self.tables.broken.entry(n).or_insert_with(|| e.clone());
                 }
                 load_errors.push(e);
             }
@@ -194,7 +197,7 @@ impl Script {
                         )
                         .collect();
                     for n in names {
-                        self.broken.entry(n).or_insert_with(|| e.clone());
+                        self.tables.broken.entry(n).or_insert_with(|| e.clone());
                     }
                     load_errors.push(e);
                 }
@@ -204,7 +207,7 @@ impl Script {
         for t in 0..self.prog.nametypes.len() {
             if let Err(e) = self.nametype_fields(t as u32) {
                 let name = self.prog.nametypes[t].name.clone();
-                self.broken.entry(name).or_insert_with(|| e.clone());
+                self.tables.broken.entry(name).or_insert_with(|| e.clone());
                 load_errors.push(e);
             }
         }
@@ -213,7 +216,10 @@ impl Script {
         for (id, owner) in closed {
             if let Err(e) = self.check_closed_prefix(id) {
                 for n in owner.iter() {
-                    self.broken.entry(n.clone()).or_insert_with(|| e.clone());
+                    self.tables
+                        .broken
+                        .entry(n.clone())
+                        .or_insert_with(|| e.clone());
                 }
                 load_errors.push(e);
             }
@@ -223,13 +229,16 @@ impl Script {
         loop {
             let mut changed = false;
             for (names, refs) in &self.prog.decl_refs {
-                if names.iter().all(|n| self.broken.contains_key(n)) {
+                if names.iter().all(|n| self.tables.broken.contains_key(n)) {
                     continue;
                 }
-                if let Some(e) = refs.iter().find_map(|r| self.broken.get(r)) {
+                if let Some(e) = refs.iter().find_map(|r| self.tables.broken.get(r)) {
                     let e = e.clone();
                     for n in names.iter() {
-                        self.broken.entry(n.clone()).or_insert_with(|| e.clone());
+                        self.tables
+                            .broken
+                            .entry(n.clone())
+                            .or_insert_with(|| e.clone());
                     }
                     changed = true;
                 }
@@ -238,9 +247,11 @@ impl Script {
                 break;
             }
         }
+        // every table entry, in dependency order
+        self.fill_tables();
         let mut assertions = Vec::new();
         for entry in &self.prog.assertions {
-            let broken_ref = entry.refs.iter().find_map(|r| self.broken.get(r));
+            let broken_ref = entry.refs.iter().find_map(|r| self.tables.broken.get(r));
             let check = match (&entry.error, &entry.decl) {
                 (Some(e), _) => Err(e.clone().resolve(&self.sources)),
                 (None, Some(_)) if broken_ref.is_some() => Err(broken_ref
@@ -276,7 +287,7 @@ impl Script {
                     let full = self.sources.text(span);
                     let text = collapse_ws(full.trim_start().strip_prefix("print").unwrap_or(full));
                     let message = format!("print {text}: {}", self.show(&v));
-                    self.notes.push(Note {
+                    notes.push(Note {
                         location: self.sources.location(span),
                         message,
                     });
@@ -307,8 +318,7 @@ impl Script {
                 kept.push(e.clone());
             }
         }
-        self.errors = kept;
-        self.assertions = assertions;
+        (assertions, notes, kept)
     }
 
     /// Evaluates every top-level constant and pattern binding of the script (loading

@@ -8,8 +8,13 @@
 //! as [`Call`]s and prefixes as closures, unfolded on demand by [`Script::unfold`] and
 //! [`Script::prefix_transitions`].
 //!
-//! The files of this module are the concerns of evaluation, each an `impl Script` block:
-//! `load` fills the program's tables, `expr` evaluates expressions, `names` and
+//! A loaded [`Script`] is an [`Evaluator`] with the results of its load. The evaluator's
+//! tables (`tables`) are filled once, at load, in dependency order, and only read afterwards;
+//! the caches evaluation writes (the bodies of process calls) are in `memo`, apart.
+//!
+//! The files of this module are the concerns of evaluation, each an `impl Evaluator` block:
+//! `load` loads a script and fills the program's tables (`tables`), `expr` evaluates
+//! expressions, `names` and
 //! `apply` look up definitions and apply functions, `patterns` matches values,
 //! `types` and `dotted` know channel and datatype fields and the event table, `prefix`
 //! enumerates the events of prefixes, `builtins` holds the built-in functions, `print`
@@ -42,6 +47,7 @@ mod expr;
 mod guards;
 mod infinite;
 mod load;
+mod memo;
 mod names;
 mod operators;
 mod patterns;
@@ -49,6 +55,7 @@ mod prefix;
 mod print;
 mod process_ops;
 mod ranges;
+mod tables;
 mod timed;
 mod types;
 pub mod value;
@@ -59,6 +66,8 @@ pub use guards::set_thread_stack_budget;
 use guards::{evaluating, in_progress, self_reference, stack_exhausted, Frame, StackGuard};
 use load::collapse_ws;
 pub use load::{load_script, load_str};
+use memo::Memo;
+use tables::{LoadCells, Tables};
 
 /// Deepest nesting of function and process calls the evaluator follows.
 pub const MAX_EVAL_DEPTH: u32 = 1_000_000;
@@ -216,33 +225,45 @@ pub struct Note {
     pub message: String,
 }
 
-/// A loaded CSPm script.
+/// A loaded CSPm script: its [`Evaluator`] (which it dereferences to) and what loading
+/// found (assertions, notes, errors).
 pub struct Script {
-    sources: SourceMap,
-    prog: Program,
-    def_values: Vec<OnceLock<EResult<Value>>>,
-    bind_values: Vec<OnceLock<EResult<Value>>>,
-    chan_fields: Vec<OnceLock<EResult<Arc<[FieldSet]>>>>,
-    ctor_fields: Vec<OnceLock<EResult<Arc<[FieldSet]>>>>,
-    datatype_values: Vec<OnceLock<EResult<Value>>>,
-    nametype_fields: Vec<OnceLock<EResult<Arc<[FieldSet]>>>>,
-    chan_events: Vec<OnceLock<EResult<AtomTable>>>,
-    events: OnceLock<EResult<Arc<EventTable>>>,
-    unfolds: DashMap<Call, Proc>,
-    let_values: DashMap<(Arc<LetRef>, u32), Value>,
+    evaluator: Evaluator,
     assertions: Vec<Assertion>,
     notes: Vec<Note>,
     user_defs: usize,
-    /// Names whose definition has an error, with it: every use reports it.
-    broken: HashMap<Name, CspError>,
-    /// Channels whose type has an error (their events are left out of `Events`).
-    broken_chans: Vec<bool>,
-    /// Why `Events` cannot be used (a channel's type has an error).
-    events_error: Option<CspError>,
     /// Errors of definitions that no assertion reports.
     errors: Vec<CspError>,
-    /// Calls whose value is the call itself (`P = P`), with where they were used.
-    endless: DashMap<Call, Span>,
+}
+
+impl std::ops::Deref for Script {
+    type Target = Evaluator;
+
+    fn deref(&self) -> &Evaluator {
+        &self.evaluator
+    }
+}
+
+/// The evaluator of a loaded script: the checked program and its tables, filled once at
+/// load in dependency order ([`tables`]) and only read afterwards; its methods take `&self`
+/// and may run on many threads at once. What it records while it evaluates (the bodies of
+/// process calls met) is in a separate memo ([`memo`]), not in the tables.
+pub struct Evaluator {
+    sources: SourceMap,
+    prog: Program,
+    tables: Tables,
+    /// The cells of the tables while the script loads; `None` afterwards.
+    loading: Option<Box<LoadCells>>,
+    memo: Memo,
+}
+
+impl std::fmt::Debug for Evaluator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Evaluator")
+            .field("channels", &self.prog.channels.len())
+            .field("definitions", &self.prog.top.defs.len())
+            .finish()
+    }
 }
 
 impl std::fmt::Debug for Script {

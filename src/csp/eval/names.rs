@@ -2,7 +2,7 @@
 
 use super::*;
 
-impl Script {
+impl Evaluator {
     pub(super) fn lookup(&self, name: &Name, env: &Env, span: Span) -> EResult<Value> {
         if let Some((_, b)) = env.iter().rev().find(|(n, _)| n == name) {
             return match b {
@@ -46,10 +46,10 @@ impl Script {
     /// The error of `name`'s definition, if it has one.
     #[inline]
     pub(super) fn check_broken(&self, name: &Name) -> EResult<()> {
-        if self.broken.is_empty() {
+        if self.tables.broken.is_empty() {
             return Ok(());
         }
-        match self.broken.get(name) {
+        match self.tables.broken.get(name) {
             Some(e) => Err(e.clone()),
             None => Ok(()),
         }
@@ -76,10 +76,8 @@ impl Script {
         if let DefKind::Function { .. } = def.kind {
             return Ok(func(Target::Global(i)));
         }
-        if let Some(r) = self.def_values[i as usize].get() {
-            return r.clone();
-        }
-        if matches!(def.kind, DefKind::Constant { .. }) {
+        let loaded = self.tables.defs.get(i as usize);
+        if loaded.is_none() && matches!(def.kind, DefKind::Constant { .. }) {
             let call = Call {
                 target: Target::Global(i),
                 args: Arc::from([]),
@@ -88,37 +86,41 @@ impl Script {
                 return Ok(placeholder);
             }
         }
-        let r = self.guarded((5, i), &def.name, span, || match &def.kind {
-            DefKind::Constant { expr } => {
-                let call = Call {
-                    target: Target::Global(i),
-                    args: Arc::from([]),
-                };
-                let r = evaluating(Frame::Def(i), || self.eval(expr, &mut Env::new()));
-                let v = self
-                    .self_call_result(r, &call, span)
-                    .map_err(|e| self.at_if_unpositioned(self.endless_use(e), def.span))?;
-                Ok(self.name_process(Target::Global(i), Vec::new(), v))
-            }
-            DefKind::Part { bind } => {
-                let whole = self.bind_value(*bind)?;
-                let b = &self.prog.top.binds[*bind as usize];
-                self.extract(&b.pat, &whole, &def.name, b.expr.span)
-            }
-            DefKind::Function { .. } => Ok(func(Target::Global(i))),
-        });
-        self.def_values[i as usize].get_or_init(|| r).clone()
+        let compute = || {
+            self.guarded((5, i), &def.name, span, || match &def.kind {
+                DefKind::Constant { expr } => {
+                    let call = Call {
+                        target: Target::Global(i),
+                        args: Arc::from([]),
+                    };
+                    let r = evaluating(Frame::Def(i), || self.eval(expr, &mut Env::new()));
+                    let v = self
+                        .self_call_result(r, &call, span)
+                        .map_err(|e| self.at_if_unpositioned(self.endless_use(e), def.span))?;
+                    Ok(self.name_process(Target::Global(i), Vec::new(), v))
+                }
+                DefKind::Part { bind } => {
+                    let whole = self.bind_value(*bind)?;
+                    let b = &self.prog.top.binds[*bind as usize];
+                    self.extract(&b.pat, &whole, &def.name, b.expr.span)
+                }
+                DefKind::Function { .. } => Ok(func(Target::Global(i))),
+            })
+        };
+        self.table_entry(loaded, |cells| &cells.defs[i as usize], compute)
     }
 
     pub(super) fn bind_value(&self, b: u32) -> EResult<Value> {
-        if let Some(r) = self.bind_values[b as usize].get() {
-            return r.clone();
-        }
         let bind = &self.prog.top.binds[b as usize];
-        let r = self.guarded((6, b), "pattern binding", bind.expr.span, || {
-            self.eval(&bind.expr, &mut Env::new())
-        });
-        self.bind_values[b as usize].get_or_init(|| r).clone()
+        self.table_entry(
+            self.tables.binds.get(b as usize),
+            |cells| &cells.binds[b as usize],
+            || {
+                self.guarded((6, b), "pattern binding", bind.expr.span, || {
+                    self.eval(&bind.expr, &mut Env::new())
+                })
+            },
+        )
     }
 
     /// Matches `pat` against `whole` and returns the value bound to `name`.
@@ -176,7 +178,7 @@ impl Script {
             return Ok(func(Target::Let(r.clone(), idx)));
         }
         let key = (r.clone(), idx);
-        if let Some(v) = self.let_values.get(&key) {
+        if let Some(v) = self.memo.let_values.get(&key) {
             return Ok(v.clone());
         }
         let _d = self.depth(span)?;
@@ -192,7 +194,7 @@ impl Script {
             }
             DefKind::Function { .. } => func(Target::Let(r.clone(), idx)),
         };
-        self.let_values.insert(key, v.clone());
+        self.memo.let_values.insert(key, v.clone());
         Ok(v)
     }
 
@@ -204,7 +206,7 @@ impl Script {
                     target,
                     args: args.into(),
                 };
-                self.unfolds.entry(call.clone()).or_insert(body);
+                self.memo.unfolds.entry(call.clone()).or_insert(body);
                 Value::Proc(Proc::new(ProcNode::Call(call)))
             }
             other => other,

@@ -2,7 +2,7 @@
 
 use super::*;
 
-impl Script {
+impl Evaluator {
     pub(super) fn binary(
         &self,
         op: BinOp,

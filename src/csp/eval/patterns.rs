@@ -2,7 +2,7 @@
 
 use super::*;
 
-impl Script {
+impl Evaluator {
     pub(super) fn match_pattern(&self, p: &Pattern, v: &Value, env: &mut Env) -> EResult<bool> {
         Ok(match &p.kind {
             PatKind::Wildcard => true,

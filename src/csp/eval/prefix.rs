@@ -7,7 +7,7 @@ use super::*;
 /// the continuation.
 pub(super) type PrefixMove = (Vec<Value>, Value, Proc);
 
-impl Script {
+impl Evaluator {
     /// `{| v |}`: the events of `v`'s channel (or values of its datatype) extending `v`; a
     /// description ([`InfSet::Productions`]) where they cannot be enumerated.
     pub(super) fn productions(&self, v: &Value, span: Span) -> EResult<Value> {
@@ -76,7 +76,7 @@ impl Script {
         }
     }
 
-    /// [`Script::productions`] of a channel or datatype that is not enumerated: the events
+    /// [`Evaluator::productions`] of a channel or datatype that is not enumerated: the events
     /// (values) extending `v` when the fields left are finite, a description otherwise.
     fn lazy_productions(&self, v: &Value, span: Span) -> EResult<Value> {
         if let Some(rest) = self.remaining_fields(v)? {
@@ -381,7 +381,7 @@ impl Script {
         Ok(choices)
     }
 
-    /// [`Script::input_choices`] for a channel whose events are not enumerated: the values
+    /// [`Evaluator::input_choices`] for a channel whose events are not enumerated: the values
     /// of a finite restriction `?p:S` that fit the fields input, or else all values of those
     /// fields, which must be finite.
     fn lazy_input_choices(

@@ -2,7 +2,7 @@
 
 use super::*;
 
-impl Script {
+impl Evaluator {
     pub(super) fn write_value(&self, s: &mut String, v: &Value) {
         use std::fmt::Write;
         match v {
@@ -256,7 +256,7 @@ impl Script {
     }
 }
 
-impl Script {
+impl Evaluator {
     /// Writes `P` under a priority order as the call that made it (`prioritise(P, <...>)`,
     /// `prioritisepo(P, A, R, M)`), or, for an assertion's `:[tau priority over]: A`, as
     /// `P` with that option.

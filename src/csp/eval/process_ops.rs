@@ -4,11 +4,11 @@
 
 use super::*;
 
-impl Script {
+impl Evaluator {
     /// `Events`: every event of the script (a description where a channel's events are not
     /// enumerated).
     pub(super) fn events_value(&self) -> EResult<Value> {
-        if let Some(e) = &self.events_error {
+        if let Some(e) = &self.tables.events_error {
             return Err(e.clone());
         }
         let t = self.events()?;

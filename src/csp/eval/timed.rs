@@ -48,7 +48,7 @@ fn header_parts(header: &Value) -> Option<(&Value, &Value)> {
     }
 }
 
-impl Script {
+impl Evaluator {
     /// The header of a timed section: the pair `(tock, et)` (`et` is the integer 1 when the
     /// section has no function: every event then takes one tock, as in FDR).
     pub(super) fn timed_header(

@@ -3,13 +3,10 @@
 
 use super::*;
 
-impl Script {
+impl Evaluator {
     pub(super) fn chan_fields(&self, c: u32) -> EResult<Arc<[FieldSet]>> {
-        if let Some(r) = self.chan_fields[c as usize].get() {
-            return r.clone();
-        }
         let def = &self.prog.channels[c as usize];
-        let r = match &def.ty {
+        let compute = || match &def.ty {
             None => Ok(Arc::from(Vec::new())),
             Some(t) => self.guarded((1, c), &def.name, def.span, || {
                 let fields = self.type_fields(t)?;
@@ -23,15 +20,16 @@ impl Script {
                 Ok(Arc::from(fields))
             }),
         };
-        self.chan_fields[c as usize].get_or_init(|| r).clone()
+        self.table_entry(
+            self.tables.chan_fields.get(c as usize),
+            |cells| &cells.chan_fields[c as usize],
+            compute,
+        )
     }
 
     pub(super) fn ctor_fields(&self, k: u32) -> EResult<Arc<[FieldSet]>> {
-        if let Some(r) = self.ctor_fields[k as usize].get() {
-            return r.clone();
-        }
         let def = &self.prog.ctors[k as usize];
-        let r = match &def.fields {
+        let compute = || match &def.fields {
             None => Ok(Arc::from(Vec::new())),
             Some(t) => self.guarded(
                 (2, k),
@@ -40,54 +38,61 @@ impl Script {
                 || self.type_fields(t).map(Arc::from),
             ),
         };
-        self.ctor_fields[k as usize].get_or_init(|| r).clone()
+        self.table_entry(
+            self.tables.ctor_fields.get(k as usize),
+            |cells| &cells.ctor_fields[k as usize],
+            compute,
+        )
     }
 
     pub(super) fn datatype_value(&self, d: u32) -> EResult<Value> {
-        if let Some(r) = self.datatype_values[d as usize].get() {
-            return r.clone();
-        }
+        let loaded = self.tables.datatypes.get(d as usize);
         let dt = &self.prog.datatypes[d as usize];
         // Asked for while its own values, or the field types of one of its constructors, are
         // being computed: the datatype is recursive, so infinite.
-        if in_progress((3, d)) || dt.ctors.iter().any(|&k| in_progress((2, k))) {
+        if loaded.is_none() && in_progress((3, d)) || dt.ctors.iter().any(|&k| in_progress((2, k)))
+        {
             return Ok(InfSet::DataType(d).value());
         }
         let span = self.prog.ctors[dt.ctors[0] as usize].span;
-        let r = self.guarded((3, d), &dt.name, span, || {
-            // A datatype with an infinite field (or too many values) is not enumerated.
-            let mut total: u128 = 0;
-            for &k in &dt.ctors {
-                match self.fields_size(&self.ctor_fields(k)?)? {
-                    Some(n) => total = total.saturating_add(n),
-                    None => return Ok(InfSet::DataType(d).value()),
+        let compute = || {
+            self.guarded((3, d), &dt.name, span, || {
+                // A datatype with an infinite field (or too many values) is not enumerated.
+                let mut total: u128 = 0;
+                for &k in &dt.ctors {
+                    match self.fields_size(&self.ctor_fields(k)?)? {
+                        Some(n) => total = total.saturating_add(n),
+                        None => return Ok(InfSet::DataType(d).value()),
+                    }
                 }
-            }
-            if total > MAX_COLLECTION as u128 {
-                return Ok(InfSet::DataType(d).value());
-            }
-            let mut all = Vec::new();
-            for &k in &dt.ctors {
-                let fields = self.ctor_fields(k)?;
-                let prefix = vec![Value::Ctor(k)];
-                self.product(&prefix, &fields, span, &mut |atoms| {
-                    all.push(Value::from_atoms(atoms));
-                })?;
-            }
-            Ok(Value::set_from(all))
-        });
-        self.datatype_values[d as usize].get_or_init(|| r).clone()
+                if total > MAX_COLLECTION as u128 {
+                    return Ok(InfSet::DataType(d).value());
+                }
+                let mut all = Vec::new();
+                for &k in &dt.ctors {
+                    let fields = self.ctor_fields(k)?;
+                    let prefix = vec![Value::Ctor(k)];
+                    self.product(&prefix, &fields, span, &mut |atoms| {
+                        all.push(Value::from_atoms(atoms));
+                    })?;
+                }
+                Ok(Value::set_from(all))
+            })
+        };
+        self.table_entry(loaded, |cells| &cells.datatypes[d as usize], compute)
     }
 
     pub(super) fn nametype_fields(&self, t: u32) -> EResult<Arc<[FieldSet]>> {
-        if let Some(r) = self.nametype_fields[t as usize].get() {
-            return r.clone();
-        }
         let def = &self.prog.nametypes[t as usize];
-        let r = self.guarded((4, t), &def.name, def.expr.span, || {
-            self.type_fields(&def.expr).map(Arc::from)
-        });
-        self.nametype_fields[t as usize].get_or_init(|| r).clone()
+        self.table_entry(
+            self.tables.nametypes.get(t as usize),
+            |cells| &cells.nametypes[t as usize],
+            || {
+                self.guarded((4, t), &def.name, def.expr.span, || {
+                    self.type_fields(&def.expr).map(Arc::from)
+                })
+            },
+        )
     }
 
     /// The fields of a type expression `T1.T2...` (nametypes that are products splice in).
@@ -243,10 +248,7 @@ impl Script {
 
     /// Sorted atom lists of all events of channel `c`.
     pub(super) fn chan_events(&self, c: u32, span: Span) -> EResult<AtomTable> {
-        if let Some(r) = self.chan_events[c as usize].get() {
-            return r.clone();
-        }
-        let r = (|| {
+        let compute = || {
             let fields = self.chan_fields(c)?;
             let mut all: Vec<Arc<[Value]>> = Vec::new();
             self.product(&[Value::Chan(c)], &fields, span, &mut |a| {
@@ -255,8 +257,12 @@ impl Script {
             all.sort_unstable();
             all.dedup();
             Ok(all.into())
-        })();
-        self.chan_events[c as usize].get_or_init(|| r).clone()
+        };
+        self.table_entry(
+            self.tables.chan_events.get(c as usize),
+            |cells| &cells.chan_events[c as usize],
+            compute,
+        )
     }
 
     /// The number of values of a product of field types (`None` if one is infinite).
@@ -286,7 +292,7 @@ impl Script {
         let mut events = Vec::new();
         let mut lazy_channels = Vec::new();
         for c in 0..self.prog.channels.len() {
-            if self.broken_chans[c] {
+            if self.tables.broken_chans[c] {
                 continue;
             }
             if self.lazy_channel(c as u32)? {
@@ -317,7 +323,7 @@ impl Script {
     }
 }
 
-impl Script {
+impl Evaluator {
     /// The number of fields of constructor `k`; read from its declaration while its field
     /// types are being computed (a datatype whose field types use its own values).
     pub(super) fn ctor_arity(&self, k: u32) -> EResult<usize> {

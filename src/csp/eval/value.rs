@@ -393,8 +393,8 @@ pub type EventRelation = Arc<[(Value, Value)]>;
 ///
 /// The operators are evaluated eagerly (their sets and relations are explicit event lists);
 /// named processes stay as [`ProcNode::Call`] (unfolded on demand with
-/// `Script::unfold`) and prefixes as [`ProcNode::Prefix`] closures (their events and
-/// continuations come from `Script::prefix_transitions`), so a term is always finite.
+/// `Evaluator::unfold`) and prefixes as [`ProcNode::Prefix`] closures (their events and
+/// continuations come from `Evaluator::prefix_transitions`), so a term is always finite.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Proc(pub Arc<ProcNode>);
 
@@ -462,9 +462,9 @@ pub enum ProcNode {
     Skip,
     /// `DIV`: diverges (a tau to itself, forever).
     Div,
-    /// A named process with its arguments (unfold with `Script::unfold`).
+    /// A named process with its arguments (unfold with `Evaluator::unfold`).
     Call(Call),
-    /// A prefix (initial events and continuations from `Script::prefix_transitions`).
+    /// A prefix (initial events and continuations from `Evaluator::prefix_transitions`).
     Prefix(PrefixClosure),
     /// External choice of two or more processes (binary `[]` gives two; the replicated
     /// form one per binding; an empty replicated choice is `STOP`).

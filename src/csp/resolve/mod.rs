@@ -5,7 +5,7 @@
 //! functions and processes, rejects repeated variables in one pattern or comprehension, and
 //! computes the free variables of every closure-forming node (prefixes, lambdas, `let`
 //! groups), which makes closures canonical: a closure holds exactly the bindings of its free
-//! variables. Checks that need values (fields of channels, membership in channel types) are
+//! variables, and puts the declarations in dependency order (`order`). Checks that need values (fields of channels, membership in channel types) are
 //! done by the evaluator, at load time where the expression is closed.
 
 #![forbid(unsafe_code)]
@@ -14,6 +14,7 @@ mod arity;
 mod definitions;
 mod free_vars;
 mod names;
+mod order;
 mod prefix_fields;
 mod program;
 
@@ -29,6 +30,7 @@ use definitions::{add_definition, check_concat_patterns, pattern_vars};
 use free_vars::{Free, Resolver};
 use names::Local;
 pub use names::COMPRESSIONS;
+pub(crate) use order::dependency_order;
 pub(crate) use program::*;
 
 pub(super) type CResult<T> = Result<T, RawError>;
@@ -294,5 +296,6 @@ pub(crate) fn check(decls: &[Decl], prelude: &[Decl]) -> CResult<Program> {
             }
         }
     }
+    p.order = dependency_order(&p.decl_refs);
     Ok(p)
 }

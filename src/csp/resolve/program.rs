@@ -9,6 +9,8 @@ use crate::csp::syntax::ast::*;
 use crate::csp::syntax::source::Span;
 use crate::csp::value::Builtin;
 
+use super::order::DeclGroup;
+
 /// What a top-level name denotes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum GlobalKind {
@@ -136,6 +138,9 @@ pub(crate) struct Program {
     /// top-level names it refers to: an error in a name breaks the declarations referring
     /// to it.
     pub decl_refs: Vec<(Arc<[Name]>, BTreeSet<Name>)>,
+    /// The declarations of `decl_refs` in dependency order, grouped into strongly connected
+    /// components (see [`super::dependency_order`]).
+    pub order: Vec<DeclGroup>,
 }
 
 /// An assertion of the script: its body, or the error that stops it from being checked.

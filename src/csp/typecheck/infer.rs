@@ -248,14 +248,16 @@ impl Checker<'_> {
                 for x in es {
                     self.expr(x)?;
                 }
-                Ty::Set(Box::new(Ty::Any))
+                Ty::Set(Box::new(self.productions_type(es)?))
             }
             K::ProductionsComp(es, stmts) => {
                 let n = self.stmts(stmts, Source::Set)?;
-                let r = es.iter().try_for_each(|x| self.expr(x).map(drop));
+                let r = es
+                    .iter()
+                    .try_for_each(|x| self.expr(x).map(drop))
+                    .and_then(|()| self.productions_type(es));
                 self.pop(n);
-                r?;
-                Ty::Set(Box::new(Ty::Any))
+                Ty::Set(Box::new(r?))
             }
             K::Prefix(p) => self.prefix(p)?,
             K::Guard(b, p) => {

@@ -16,6 +16,7 @@
 mod annotations;
 mod infer;
 mod modules;
+mod productions;
 mod toplevel;
 mod types;
 

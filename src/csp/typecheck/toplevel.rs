@@ -2,7 +2,7 @@
 //! dependency order, each group generalised), `let` groups, channels, datatypes and name
 //! types, assertions, and the checks of type annotations against the inferred types.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 
 use super::annotations::{AnnotationReader, ReadError, TypeName};
 use super::types::Ty;
@@ -120,30 +120,12 @@ impl<'p> Checker<'p> {
     pub(super) fn top_level(&mut self, anns: &[&'p RawAnnotation]) -> CResult<()> {
         let prog = self.prog;
         let by_name = self.annotations_by_name(anns, &|n| prog.globals.contains_key(n))?;
-        // nodes: the declarations, with the names they define and refer to
-        let nodes: Vec<(&[Name], &BTreeSet<Name>)> = prog
-            .decl_refs
-            .iter()
-            .map(|(names, refs)| (&names[..], refs))
-            .collect();
-        let mut node_of: HashMap<&Name, usize> = HashMap::new();
-        for (i, (names, _)) in nodes.iter().enumerate() {
-            for n in names.iter() {
-                node_of.insert(n, i);
-            }
-        }
-        let edges: Vec<Vec<usize>> = nodes
-            .iter()
-            .map(|(_, refs)| {
-                refs.iter()
-                    .filter_map(|r| node_of.get(r).copied())
-                    .collect()
-            })
-            .collect();
-        for scc in strongly_connected(&edges) {
-            let names: Vec<Name> = scc
+        // one strongly connected group of declarations at a time, in dependency order
+        for group in &prog.order {
+            let names: Vec<Name> = group
+                .decls
                 .iter()
-                .flat_map(|&i| nodes[i].0.iter().cloned())
+                .flat_map(|&i| prog.decl_refs[i].0.iter().cloned())
                 .collect();
             self.group(&names, &by_name)?;
         }
@@ -511,67 +493,4 @@ fn flatten_dots<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
     } else {
         out.push(e);
     }
-}
-
-/// The strongly connected components of a graph (Tarjan), each after those it reaches.
-fn strongly_connected(edges: &[Vec<usize>]) -> Vec<Vec<usize>> {
-    struct State<'a> {
-        edges: &'a [Vec<usize>],
-        index: Vec<Option<usize>>,
-        low: Vec<usize>,
-        on_stack: Vec<bool>,
-        stack: Vec<usize>,
-        next: usize,
-        out: Vec<Vec<usize>>,
-    }
-    fn visit(s: &mut State, v: usize) {
-        s.index[v] = Some(s.next);
-        s.low[v] = s.next;
-        s.next += 1;
-        s.stack.push(v);
-        s.on_stack[v] = true;
-        for k in 0..s.edges[v].len() {
-            let w = s.edges[v][k];
-            match s.index[w] {
-                None => {
-                    stacker::maybe_grow(
-                        crate::csp::syntax::parser::RED_ZONE,
-                        crate::csp::syntax::parser::STACK_PER_RECURSION,
-                        || visit(s, w),
-                    );
-                    s.low[v] = s.low[v].min(s.low[w]);
-                }
-                Some(i) if s.on_stack[w] => s.low[v] = s.low[v].min(i),
-                _ => {}
-            }
-        }
-        if Some(s.low[v]) == s.index[v] {
-            let mut comp = Vec::new();
-            while let Some(w) = s.stack.pop() {
-                s.on_stack[w] = false;
-                comp.push(w);
-                if w == v {
-                    break;
-                }
-            }
-            comp.sort_unstable();
-            s.out.push(comp);
-        }
-    }
-    let n = edges.len();
-    let mut s = State {
-        edges,
-        index: vec![None; n],
-        low: vec![0; n],
-        on_stack: vec![false; n],
-        stack: Vec::new(),
-        next: 0,
-        out: Vec::new(),
-    };
-    for v in 0..n {
-        if s.index[v].is_none() {
-            visit(&mut s, v);
-        }
-    }
-    s.out
 }

@@ -14,7 +14,7 @@ use super::*;
 /// One call of a built-in: the function, its arguments (as many as it takes) and where it is
 /// called.
 struct BuiltinCall<'a> {
-    script: &'a Script,
+    script: &'a Evaluator,
     b: Builtin,
     args: &'a [Value],
     span: Span,
@@ -49,7 +49,7 @@ fn as_set(v: &Value) -> Option<Arc<[Value]>> {
     }
 }
 
-impl Script {
+impl Evaluator {
     /// Applies the built-in `b` to `args` (called at `span`).
     pub(super) fn builtin(&self, b: Builtin, args: &[Value], span: Span) -> EResult<Value> {
         if args.len() != b.arity() {
