@@ -2,6 +2,7 @@
 //! the program's tables ([`Tables`], read-only after load).
 
 use super::*;
+use crate::hash::WordBuildHasher;
 
 /// Caches and records the evaluator writes after load, each for a reason:
 ///
@@ -20,7 +21,7 @@ use super::*;
 /// values only, so what they hold does not depend on which thread wrote it first.
 #[derive(Default)]
 pub(super) struct Memo {
-    pub(super) unfolds: DashMap<Call, Proc>,
-    pub(super) let_values: DashMap<(Arc<LetRef>, u32), Value>,
-    pub(super) endless: DashMap<Call, Span>,
+    pub(super) unfolds: DashMap<Call, Proc, WordBuildHasher>,
+    pub(super) let_values: DashMap<(Arc<LetRef>, u32), Value, WordBuildHasher>,
+    pub(super) endless: DashMap<Call, Span, WordBuildHasher>,
 }

@@ -135,7 +135,7 @@ pub struct EventTable {
     pub events: Vec<Value>,
     /// Their printed names (`c.1.true`).
     pub names: Vec<String>,
-    index: HashMap<Value, u32>,
+    index: HashMap<Value, u32, crate::hash::WordBuildHasher>,
     /// The channels whose events are not in the table, in declaration order.
     pub lazy_channels: Vec<u32>,
 }
