@@ -2,8 +2,9 @@
 //!
 //! Layers, bottom to top (a module imports only from layers below it): `sync`; `term`,
 //! [`ts`] and [`threads`]; [`lts`]; [`refine`]; [`dist`] (distributed exploration on timely
-//! dataflow, over `explore`, `ts` and `lts`). See `DESIGN.md` in the project's shared folder
-//! for the whole shape.
+//! dataflow, over `explore`, `ts` and `lts`; it implements `refine`'s `SharedPairSearch`, the
+//! one way `refine` and `verify` reach other processes, handed in by the CLI). See
+//! `DESIGN.md` in the project's shared folder for the whole shape.
 
 // Processes are terms of the process-wide table, which loom builds (models of `sync` and
 // `term` only) leave out.
