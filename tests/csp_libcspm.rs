@@ -177,10 +177,6 @@ const FAIL_NOT_REJECTED: &[(&str, &str)] = &[
         "separate annotations of channels declared together (`c1 :: ...`, `c2 :: ...` before `channel c1, c2`): libcspm refuses them, weft checks each annotation on its own",
     ),
     (
-        "typechecker/should_fail/dot_datatype_split.csp",
-        "a static error of dot types: weft's type checker gives dotted values and dot patterns an unconstrained type (weft checks them as values are computed)",
-    ),
-    (
         "typechecker/should_fail/module_overlap_datatype.csp",
         "`X` is both a module inside `G` and a constructor at the top level (ambiguous to libcspm); weft's flattening reads `X.0` as the constructor's",
     ),
@@ -212,10 +208,6 @@ const FAIL_NOT_REJECTED: &[(&str, &str)] = &[
     (
         "typechecker/should_fail/dot_operator_no_partially_applied_3.csp",
         "a static error of dot types: libcspm types `test9'(x, y) = e.x.y` with `x` of the type of `e`'s first field (Bool) and rejects the call `test9'(x, y)` where `x` comes from `?x : {true.B.0}` (type Bool.A); weft's type checker gives dotted values an unconstrained type (`e?x : {true.B.0}?y -> STOP` alone is correct, as libcspm's dot_operator_1.csp shows)",
-    ),
-    (
-        "typechecker/should_fail/event_splits.csp",
-        "a static error of dot types: weft's type checker gives dotted values and dot patterns an unconstrained type (weft checks them as values are computed)",
     ),
     (
         "typechecker/should_fail/empty_dot_sequence.csp",

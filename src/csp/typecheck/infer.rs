@@ -697,7 +697,7 @@ impl Checker<'_> {
                 for q in ps {
                     self.pattern(q, binds)?;
                 }
-                Ty::Any
+                self.dot_pattern_type(p, ps)
             }
             P::Seq(ps) => {
                 let t = self.vars.fresh();

@@ -65,6 +65,9 @@ pub(super) struct Checker<'p> {
     /// The fields of channels and constructors written as the empty set (directly or as a
     /// constant): their type must be fixed by the end (libcspm's "ambiguous type").
     empty_fields: Vec<(crate::csp::syntax::source::Span, Name, Ty)>,
+    /// Dot patterns whose first part is a variable or `_` (`x.y`, `_.b`), with their type:
+    /// it must not be a datatype's or events' by the end (see `check_dot_heads`).
+    dot_heads: Vec<(crate::csp::syntax::source::Span, Ty)>,
 }
 
 /// Type checks the resolved program `prog` with the annotations read by the parser;
@@ -83,6 +86,7 @@ pub(crate) fn check(
         let_annotations: HashMap::new(),
         rigid_names: HashMap::new(),
         empty_fields: Vec::new(),
+        dot_heads: Vec::new(),
     };
     let qualified = module_annotations(prog, annotations);
     let mut top: Vec<&RawAnnotation> = qualified.iter().collect();

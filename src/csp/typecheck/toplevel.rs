@@ -159,7 +159,7 @@ impl<'p> Checker<'p> {
                 ));
             }
         }
-        Ok(())
+        self.check_dot_heads()
     }
 
     /// Whether `e` is the empty set `{}`, or a top-level constant defined as `{}`.
