@@ -215,3 +215,41 @@ fn quotients_do_not_depend_on_the_thread_count() {
         }
     }
 }
+
+/// Every branching algorithm gives the same quotient, state numbering included, on the vlts
+/// rows whose signature refinement needs many rounds (vasy_40_60: 10,002, where the default
+/// hands over to the constellation algorithm) and on a few others.
+#[test]
+fn branching_algorithms_give_the_same_quotient() {
+    use weft::lts::write_aut;
+    let files = [
+        "aut/vlts_from_eqfiddle_csv/vasy_40_60.aut",
+        "aut/vlts_from_eqfiddle_csv/vasy_10_56.aut",
+        "aut/vlts/cwi_1_2.aut",
+    ];
+    for file in files {
+        let lts = read_aut_file(&corpus().join(file), &AutOptions::default()).unwrap();
+        for eq in [
+            Equivalence::Branching,
+            Equivalence::DivergencePreservingBranching,
+        ] {
+            let text = |algorithm| {
+                let q = reduce_by(&lts, eq, Threads::ONE, algorithm).quotient;
+                let mut out = Vec::new();
+                write_aut(&q, &mut out).unwrap();
+                out
+            };
+            let reference = text(BranchingAlgorithm::Signatures);
+            for algorithm in [
+                BranchingAlgorithm::Auto,
+                BranchingAlgorithm::Constellations,
+                BranchingAlgorithm::SignaturesThenConstellations(1),
+            ] {
+                assert!(
+                    text(algorithm) == reference,
+                    "{file} {eq}: {algorithm:?} gives another quotient"
+                );
+            }
+        }
+    }
+}

@@ -10,7 +10,9 @@
 //!   acyclic; for the divergence-preserving variant a contracted SCC that contains a tau cycle
 //!   is marked divergent. Then partition refinement where a state's signature includes what
 //!   it can do after inert taus (taus inside its block): full signature rounds while they move
-//!   many states, then incremental rounds with the smaller-half rule (`splitting`);
+//!   many states, then incremental rounds with the smaller-half rule (`splitting`), and after
+//!   [`refinement::AUTO_INCREMENTAL_ROUNDS`] of those, splitting under constellations after
+//!   Groote, Jansen, Keiren and Wijs from the partition reached (`branching_gjkw`);
 //! - trace and weak-trace equivalence: subset construction ([`determinise`]; for weak traces
 //!   over tau-closures, taus removed), then strong bisimulation minimisation of the
 //!   deterministic result (the minimal deterministic LTS, unique up to isomorphism).

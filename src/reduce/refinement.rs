@@ -244,7 +244,7 @@ pub enum BranchingAlgorithm {
 
 /// With [`BranchingAlgorithm::Auto`], the number of incremental signature rounds after which
 /// the constellation algorithm takes over.
-pub const AUTO_INCREMENTAL_ROUNDS: u32 = 16;
+pub const AUTO_INCREMENTAL_ROUNDS: u32 = 64;
 
 /// As [`partition_on`], computing the branching bisimulations with `algorithm` (strong
 /// bisimulation ignores it). Every algorithm gives the same partition (the block ids may
