@@ -425,3 +425,19 @@ fn expressions_nested_too_deep_are_refused_not_a_stack_overflow() {
         }
     }
 }
+
+#[test]
+fn a_constant_no_assertion_uses_is_never_computed() {
+    // a billion triples: computed at load, this would take many seconds and gigabytes before
+    // the collection limit stopped it; FDR computes a definition when it is first used
+    let text = "channel a\nBig = card({(x, y, z) | x <- {0..1000}, y <- {0..1000}, \
+                z <- {0..1000}})\nP = a -> P\nassert P :[deadlock free]\n";
+    let started = Instant::now();
+    let s = load(text);
+    assert_ok(&s, 0);
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "loading took {:?}",
+        started.elapsed()
+    );
+}

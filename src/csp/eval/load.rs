@@ -106,6 +106,8 @@ pub(super) fn finish_load(
         tables: Tables {
             broken,
             broken_chans,
+            defs: (0..prog.top.defs.len()).map(|_| OnceLock::new()).collect(),
+            binds: (0..prog.top.binds.len()).map(|_| OnceLock::new()).collect(),
             ..Tables::default()
         },
         memo: Memo::default(),

@@ -76,8 +76,8 @@ impl Evaluator {
         if let DefKind::Function { .. } = def.kind {
             return Ok(func(Target::Global(i)));
         }
-        let loaded = self.tables.defs.get(i as usize);
-        if loaded.is_none() && matches!(def.kind, DefKind::Constant { .. }) {
+        let cell = &self.tables.defs[i as usize];
+        if cell.get().is_none() && matches!(def.kind, DefKind::Constant { .. }) {
             let call = Call {
                 target: Target::Global(i),
                 args: Arc::from([]),
@@ -107,20 +107,16 @@ impl Evaluator {
                 DefKind::Function { .. } => Ok(func(Target::Global(i))),
             })
         };
-        self.table_entry(loaded, |cells| &cells.defs[i as usize], compute)
+        Self::lazy_entry(cell, compute)
     }
 
     pub(super) fn bind_value(&self, b: u32) -> EResult<Value> {
         let bind = &self.prog.top.binds[b as usize];
-        self.table_entry(
-            self.tables.binds.get(b as usize),
-            |cells| &cells.binds[b as usize],
-            || {
-                self.guarded((6, b), "pattern binding", bind.expr.span, || {
-                    self.eval(&bind.expr, &mut Env::new())
-                })
-            },
-        )
+        Self::lazy_entry(&self.tables.binds[b as usize], || {
+            self.guarded((6, b), "pattern binding", bind.expr.span, || {
+                self.eval(&bind.expr, &mut Env::new())
+            })
+        })
     }
 
     /// Matches `pat` against `whole` and returns the value bound to `name`.

@@ -2,24 +2,29 @@
 //! fields of every channel, constructor and name type, the values of every datatype, the
 //! events of every channel and the event table.
 //!
-//! The loader fills them once, at load time: the declarations in dependency order
-//! (`resolve::dependency_order`), each strongly connected group of mutually recursive
-//! definitions together (their processes are bound lazily, as names that
-//! [`Evaluator::unfold`] unfolds on demand). While it does, an entry asked for before its turn
-//! (a channel type that uses a constant, a member of the same recursive group) is computed
-//! then, in a [`LoadCells`] cell, once. When the load ends the cells become the [`Tables`],
-//! which nothing writes afterwards: the [`Evaluator`] of a loaded script only reads them.
+//! The loader fills the tables of types and events once, at load time, in dependency order.
+//! While it does, an entry asked for before its turn (a channel type that uses a constant) is
+//! computed then, in a [`LoadCells`] cell, once. When the load ends the cells become the
+//! [`Tables`], which nothing writes afterwards.
+//!
+//! The values of top-level definitions and pattern bindings are the exception: as in FDR,
+//! each is computed when first used, once (a cell of [`Tables::defs`] / [`Tables::binds`]
+//! written at most once, with a value that depends on the script only). A script may define a
+//! constant that no assertion uses and that is large, fails, or never terminates (a set of all
+//! configurations for another instance, a search written for the interpreter): computing it
+//! at load would make the script slow, or hang, for nothing.
 
 use super::*;
 
 /// The tables of a loaded script, read-only (see the module documentation).
 #[derive(Default)]
 pub(super) struct Tables {
-    /// The value of each top-level definition (`prog.top.defs`); a function's value is the
-    /// function itself.
-    pub(super) defs: Vec<EResult<Value>>,
-    /// The value of the right-hand side of each top-level pattern binding.
-    pub(super) binds: Vec<EResult<Value>>,
+    /// The value of each top-level definition (`prog.top.defs`), computed on first use (see
+    /// the module documentation); a function's value is the function itself.
+    pub(super) defs: Vec<OnceLock<EResult<Value>>>,
+    /// The value of the right-hand side of each top-level pattern binding, computed on first
+    /// use.
+    pub(super) binds: Vec<OnceLock<EResult<Value>>>,
     /// The field types of each channel.
     pub(super) chan_fields: Vec<EResult<Arc<[FieldSet]>>>,
     /// The field types of each datatype constructor.
@@ -44,8 +49,6 @@ pub(super) struct Tables {
 /// The cells the loader fills while it computes the tables, each once; dropped at the end
 /// of the load (see [`LoadCells::into_tables`]).
 pub(super) struct LoadCells {
-    pub(super) defs: Vec<OnceLock<EResult<Value>>>,
-    pub(super) binds: Vec<OnceLock<EResult<Value>>>,
     pub(super) chan_fields: Vec<OnceLock<EResult<Arc<[FieldSet]>>>>,
     pub(super) ctor_fields: Vec<OnceLock<EResult<Arc<[FieldSet]>>>>,
     pub(super) datatypes: Vec<OnceLock<EResult<Value>>>,
@@ -77,8 +80,6 @@ impl LoadCells {
     /// Empty cells for the tables of `prog`.
     pub(super) fn new(prog: &Program) -> LoadCells {
         LoadCells {
-            defs: cells(prog.top.defs.len()),
-            binds: cells(prog.top.binds.len()),
             chan_fields: cells(prog.channels.len()),
             ctor_fields: cells(prog.ctors.len()),
             datatypes: cells(prog.datatypes.len()),
@@ -90,8 +91,6 @@ impl LoadCells {
 
     /// The filled cells, as the values of `tables` (whose other fields the loader set).
     pub(super) fn into_tables(self, tables: &mut Tables) {
-        tables.defs = filled(self.defs, "definitions");
-        tables.binds = filled(self.binds, "pattern bindings");
         tables.chan_fields = filled(self.chan_fields, "channel types");
         tables.ctor_fields = filled(self.ctor_fields, "constructor fields");
         tables.datatypes = filled(self.datatypes, "datatypes");
@@ -129,7 +128,7 @@ impl Evaluator {
     }
 
     /// Fills the tables in dependency order: every channel, constructor, datatype and name
-    /// type, the events, then the top-level definitions and pattern bindings group by group.
+    /// type, then the events (definitions are computed on first use).
     pub(super) fn fill_tables(&self) {
         let _g = StackGuard::enter();
         for c in 0..self.prog.channels.len() as u32 {
@@ -148,21 +147,18 @@ impl Evaluator {
         for c in 0..self.prog.channels.len() {
             let _ = self.chan_events(c as u32, self.prog.channels[c].span);
         }
-        for group in &self.prog.order {
-            for &d in &group.decls {
-                for name in self.prog.decl_refs[d].0.iter() {
-                    if let Some(GlobalKind::Def(i)) = self.prog.globals.get(name) {
-                        let _ = self.def_value(*i, self.prog.top.defs[*i as usize].span);
-                    }
-                }
-            }
+    }
+
+    /// The cell of a definition's or a pattern binding's value: filled with `compute`'s result
+    /// the first time it is asked for, then read.
+    pub(super) fn lazy_entry(
+        cell: &OnceLock<EResult<Value>>,
+        compute: impl FnOnce() -> EResult<Value>,
+    ) -> EResult<Value> {
+        if let Some(v) = cell.get() {
+            return v.clone();
         }
-        // the rest (the prelude's definitions, names of broken declarations)
-        for i in 0..self.prog.top.defs.len() {
-            let _ = self.def_value(i as u32, self.prog.top.defs[i].span);
-        }
-        for b in 0..self.prog.top.binds.len() {
-            let _ = self.bind_value(b as u32);
-        }
+        let v = compute();
+        cell.get_or_init(|| v).clone()
     }
 }
