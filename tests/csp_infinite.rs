@@ -108,7 +108,8 @@ fn enumerating_an_infinite_set_is_a_positioned_error() {
          b = {x | x <- Int}\n\
          c1 = card(Events)\n\
          d = #<0..>\n\
-         e = {0..} == {| c |}\n",
+         e = {| c |} == {| c2 |}\n\
+         channel c2 : Int\n",
     );
     for (name, line, words) in [
         ("a", 2, "`card` needs to enumerate {|c|}"),
