@@ -37,6 +37,7 @@
 //! tables), so the partition is the same at every run; the quotient renumbers its blocks in
 //! any case.
 
+use super::blocks::Blocks;
 use rustc_hash::FxHashMap;
 
 use super::refinement::{pack, Partition};
@@ -124,11 +125,8 @@ impl Edges {
 
 /// The blocks, the constellations and the bookkeeping of bottom nodes.
 struct State {
-    /// The nodes, each block's a contiguous range `first[b]..end[b]`.
-    elems: Vec<u32>,
-    pos: Vec<u32>,
-    first: Vec<u32>,
-    end: Vec<u32>,
+    /// The blocks, each a contiguous range of nodes.
+    parts: Blocks,
     /// The block of each node.
     block: Vec<u32>,
     /// Per node: its number of inert edges (tau edges inside its block).
@@ -150,11 +148,11 @@ struct State {
 
 impl State {
     fn size(&self, b: u32) -> u32 {
-        self.end[b as usize] - self.first[b as usize]
+        self.parts.size(b)
     }
 
     fn members(&self, b: u32) -> &[u32] {
-        &self.elems[self.first[b as usize] as usize..self.end[b as usize] as usize]
+        self.parts.members(b)
     }
 
     fn mark_unstable(&mut self, b: u32) {
@@ -198,19 +196,8 @@ impl State {
     /// and the blocks that get new non-inert edges are marked unstable. Returns the new block.
     fn carve(&mut self, edges: &Edges, r: u32, group: &[u32]) -> u32 {
         debug_assert!(!group.is_empty() && (group.len() as u32) < self.size(r));
-        let fresh = self.first.len() as u32;
-        let old_end = self.end[r as usize];
-        for &x in group {
-            let last = self.end[r as usize] - 1;
-            let at = self.pos[x as usize];
-            let other = self.elems[last as usize];
-            self.elems.swap(at as usize, last as usize);
-            self.pos[other as usize] = at;
-            self.pos[x as usize] = last;
-            self.end[r as usize] = last;
-        }
-        self.first.push(self.end[r as usize]);
-        self.end.push(old_end);
+        let fresh = self.parts.first.len() as u32;
+        self.parts.carve(r, group, fresh);
         self.bottoms.push(Vec::new());
         self.unstable_mark.push(false);
         let c = self.constellation[r as usize];
@@ -323,10 +310,12 @@ pub(crate) fn refine(mut p: Partition) -> Partition {
     }
     drop(fill);
     let mut s = State {
-        elems,
-        pos,
-        first,
-        end,
+        parts: Blocks {
+            elems,
+            pos,
+            first,
+            end,
+        },
         block,
         bottoms,
         bottom_pos,
@@ -422,7 +411,7 @@ pub(crate) fn refine(mut p: Partition) -> Partition {
         }
         stabilise(&mut s, &edges, &mut stabilise_scratch);
     }
-    p.num_blocks = s.first.len() as u32;
+    p.num_blocks = s.parts.first.len() as u32;
     p.block = s.block;
     p.rounds += rounds;
     p

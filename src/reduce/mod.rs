@@ -28,6 +28,7 @@
 
 #![forbid(unsafe_code)]
 
+mod blocks;
 mod branching_gjkw;
 pub mod compare;
 pub mod compressions;

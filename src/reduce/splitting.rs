@@ -29,6 +29,7 @@
 //! run); the grouping stays sequential in node order, so the partition and its block ids do not
 //! depend on the number of threads.
 
+use super::blocks::Blocks;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
@@ -38,44 +39,6 @@ use crate::ts::{Label, TAU};
 
 /// Below this many dirty nodes a round computes its signatures on one thread.
 const PARALLEL_THRESHOLD: usize = 2048;
-
-/// Blocks as ranges of one array (a refinable partition).
-struct Blocks {
-    /// The nodes, each block's contiguous.
-    elems: Vec<u32>,
-    /// The index of each node in `elems`.
-    pos: Vec<u32>,
-    /// The range `first[b]..end[b]` of block `b` in `elems`.
-    first: Vec<u32>,
-    end: Vec<u32>,
-}
-
-impl Blocks {
-    fn size(&self, b: u32) -> u32 {
-        self.end[b as usize] - self.first[b as usize]
-    }
-
-    fn members(&self, b: u32) -> &[u32] {
-        &self.elems[self.first[b as usize] as usize..self.end[b as usize] as usize]
-    }
-
-    /// Moves `group` (members of block `b`) out of `b` into a new block `fresh`.
-    fn carve(&mut self, b: u32, group: &[u32], fresh: u32) {
-        let old_end = self.end[b as usize];
-        for &x in group {
-            let last = self.end[b as usize] - 1;
-            let at = self.pos[x as usize];
-            let other = self.elems[last as usize];
-            self.elems.swap(at as usize, last as usize);
-            self.pos[other as usize] = at;
-            self.pos[x as usize] = last;
-            self.end[b as usize] = last;
-        }
-        debug_assert_eq!(fresh as usize, self.first.len());
-        self.first.push(self.end[b as usize]);
-        self.end.push(old_end);
-    }
-}
 
 /// The predecessors of each node (one entry per edge).
 struct Predecessors {
