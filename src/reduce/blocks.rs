@@ -16,6 +16,35 @@ pub(super) struct Blocks {
 }
 
 impl Blocks {
+    /// The partition in which node `x` is in block `block[x]` (`count` blocks, none empty),
+    /// each block's nodes in increasing order.
+    pub(super) fn of(block: &[u32], count: usize) -> Blocks {
+        let mut first = vec![0u32; count + 1];
+        for &b in block {
+            first[b as usize + 1] += 1;
+        }
+        for b in 0..count {
+            first[b + 1] += first[b];
+        }
+        let end = first[1..].to_vec();
+        first.truncate(count);
+        let mut fill = first.clone();
+        let mut elems = vec![0u32; block.len()];
+        let mut pos = vec![0u32; block.len()];
+        for (x, &b) in block.iter().enumerate() {
+            let at = &mut fill[b as usize];
+            elems[*at as usize] = x as u32;
+            pos[x] = *at;
+            *at += 1;
+        }
+        Blocks {
+            elems,
+            pos,
+            first,
+            end,
+        }
+    }
+
     pub(super) fn size(&self, b: u32) -> u32 {
         self.end[b as usize] - self.first[b as usize]
     }

@@ -284,38 +284,17 @@ pub(crate) fn refine(mut p: Partition) -> Partition {
         })
         .collect();
     // Each block's nodes in increasing order, and its bottom nodes.
-    let mut first = vec![0u32; count + 1];
-    for &b in &block {
-        first[b as usize + 1] += 1;
-    }
-    for b in 0..count {
-        first[b + 1] += first[b];
-    }
-    let end = first[1..].to_vec();
-    first.truncate(count);
-    let mut fill = first.clone();
-    let mut elems = vec![0u32; n];
-    let mut pos = vec![0u32; n];
+    let parts = Blocks::of(&block, count);
     let mut bottoms: Vec<Vec<u32>> = vec![Vec::new(); count];
     let mut bottom_pos = vec![0u32; n];
     for (x, &b) in block.iter().enumerate() {
-        let at = &mut fill[b as usize];
-        elems[*at as usize] = x as u32;
-        pos[x] = *at;
-        *at += 1;
         if inert_out[x] == 0 {
             bottom_pos[x] = bottoms[b as usize].len() as u32;
             bottoms[b as usize].push(x as u32);
         }
     }
-    drop(fill);
     let mut s = State {
-        parts: Blocks {
-            elems,
-            pos,
-            first,
-            end,
-        },
+        parts,
         block,
         bottoms,
         bottom_pos,

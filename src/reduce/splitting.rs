@@ -424,32 +424,9 @@ fn full_rounds(p: &Partition, pool: Option<&rayon::ThreadPool>) -> FullState {
         }
     }
     // The blocks as ranges of one array (each block's nodes in increasing order).
-    let count = block_signature.len();
-    let mut first = vec![0u32; count + 1];
-    for &b in &block {
-        first[b as usize + 1] += 1;
-    }
-    for b in 0..count {
-        first[b + 1] += first[b];
-    }
-    let end = first[1..].to_vec();
-    first.truncate(count);
-    let mut fill = first.clone();
-    let mut elems = vec![0u32; n];
-    let mut pos = vec![0u32; n];
-    for (x, &b) in block.iter().enumerate() {
-        let at = &mut fill[b as usize];
-        elems[*at as usize] = x as u32;
-        pos[x] = *at;
-        *at += 1;
-    }
+    let blocks = Blocks::of(&block, block_signature.len());
     FullState {
-        blocks: Blocks {
-            elems,
-            pos,
-            first,
-            end,
-        },
+        blocks,
         block_signature,
         sig,
         changed,
