@@ -28,82 +28,57 @@ use super::refinement::{pack, Graph, HashedKey, Partition};
 use crate::threads::Threads;
 use crate::ts::Label;
 
-/// The nodes, in blocks that are contiguous ranges of one array, with room to mark a prefix
+/// The blocks as a refinable partition ([`super::blocks::Blocks`]) with room to mark a prefix
 /// of each block (Valmari–Lehtinen's refinable partition).
-struct Blocks {
-    elems: Vec<u32>,
-    pos: Vec<u32>,
+struct MarkedBlocks {
+    parts: super::blocks::Blocks,
     block_of: Vec<u32>,
-    first: Vec<u32>,
-    end: Vec<u32>,
     /// Number of marked nodes of each block (the prefix `first..first + marked`).
     marked: Vec<u32>,
     /// Blocks with marked nodes.
     touched: Vec<u32>,
 }
 
-impl Blocks {
+impl MarkedBlocks {
     /// The blocks of `block_of` (ids `0..count`, each used), each block's nodes in increasing
     /// order.
-    fn from_partition(block_of: Vec<u32>, count: u32) -> Blocks {
-        let k = count as usize;
-        let mut first = vec![0u32; k + 1];
-        for &b in &block_of {
-            first[b as usize + 1] += 1;
-        }
-        for b in 0..k {
-            first[b + 1] += first[b];
-        }
-        let end = first[1..].to_vec();
-        first.truncate(k);
-        let mut fill = first.clone();
-        let mut elems = vec![0u32; block_of.len()];
-        let mut pos = vec![0u32; block_of.len()];
-        for (x, &b) in block_of.iter().enumerate() {
-            let at = &mut fill[b as usize];
-            elems[*at as usize] = x as u32;
-            pos[x] = *at;
-            *at += 1;
-        }
-        Blocks {
-            elems,
-            pos,
+    fn from_partition(block_of: Vec<u32>, count: u32) -> MarkedBlocks {
+        MarkedBlocks {
+            parts: super::blocks::Blocks::of(&block_of, count as usize),
             block_of,
-            first,
-            end,
-            marked: vec![0; k],
+            marked: vec![0; count as usize],
             touched: Vec::new(),
         }
     }
 
     fn len(&self) -> usize {
-        self.first.len()
+        self.parts.first.len()
     }
 
     fn size(&self, b: u32) -> u32 {
-        self.end[b as usize] - self.first[b as usize]
+        self.parts.size(b)
     }
 
     fn members(&self, b: u32) -> &[u32] {
-        &self.elems[self.first[b as usize] as usize..self.end[b as usize] as usize]
+        self.parts.members(b)
     }
 
     /// Marks node `x` (moves it into its block's marked prefix).
     #[inline]
     fn mark(&mut self, x: u32) {
         let b = self.block_of[x as usize] as usize;
-        let at = self.pos[x as usize];
-        let boundary = self.first[b] + self.marked[b];
+        let at = self.parts.pos[x as usize];
+        let boundary = self.parts.first[b] + self.marked[b];
         if at < boundary {
             return;
         }
         if self.marked[b] == 0 {
             self.touched.push(b as u32);
         }
-        let other = self.elems[boundary as usize];
-        self.elems.swap(at as usize, boundary as usize);
-        self.pos[other as usize] = at;
-        self.pos[x as usize] = boundary;
+        let other = self.parts.elems[boundary as usize];
+        self.parts.elems.swap(at as usize, boundary as usize);
+        self.parts.pos[other as usize] = at;
+        self.parts.pos[x as usize] = boundary;
         self.marked[b] += 1;
     }
 
@@ -114,25 +89,25 @@ impl Blocks {
             let bi = b as usize;
             let k = self.marked[bi];
             self.marked[bi] = 0;
-            let size = self.end[bi] - self.first[bi];
+            let size = self.parts.end[bi] - self.parts.first[bi];
             if k == size {
                 continue;
             }
-            let fresh = self.first.len() as u32;
-            let cut = self.first[bi] + k;
+            let fresh = self.parts.first.len() as u32;
+            let cut = self.parts.first[bi] + k;
             let (lo, hi) = if k <= size - k {
-                let range = (self.first[bi], cut);
-                self.first[bi] = cut;
+                let range = (self.parts.first[bi], cut);
+                self.parts.first[bi] = cut;
                 range
             } else {
-                let range = (cut, self.end[bi]);
-                self.end[bi] = cut;
+                let range = (cut, self.parts.end[bi]);
+                self.parts.end[bi] = cut;
                 range
             };
-            self.first.push(lo);
-            self.end.push(hi);
+            self.parts.first.push(lo);
+            self.parts.end.push(hi);
             self.marked.push(0);
-            for &x in &self.elems[lo as usize..hi as usize] {
+            for &x in &self.parts.elems[lo as usize..hi as usize] {
                 self.block_of[x as usize] = fresh;
             }
             born(b, fresh);
@@ -488,7 +463,7 @@ fn refine_with(
     } = tables.unwrap_or_else(|| SplitterTables::of(&p.graph));
 
     // The signature rounds left every block stable with respect to (a, all nodes).
-    let mut blocks = Blocks::from_partition(block, count);
+    let mut blocks = MarkedBlocks::from_partition(block, count);
     let mut cons = Constellations::new(count, n.min(1 << 20));
     // (label, source, edge) of the edges into the block being moved out.
     let mut gathered: Vec<(Label, u32, u32)> = Vec::new();
