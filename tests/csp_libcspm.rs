@@ -29,10 +29,6 @@ const OUT_OF_SUBSET: &[(&str, &str)] = &[
         "evaluator/should_pass/failure_watchdog.csp",
         "external function",
     ),
-    (
-        "evaluator/should_pass/lazy_compressions.csp",
-        "transparent function",
-    ),
     ("evaluator/should_pass/lists.csp", "infinite sequence"),
     (
         "evaluator/should_pass/trace_watchdog.csp",

@@ -46,8 +46,10 @@ pub enum Compression {
     Chase,
 }
 
-/// Names of the compressions in CSPm (`normalise` and `normalize` are FDR2's for `normal`).
-pub const NAMES: [(&str, Compression); 12] = [
+/// Names of the compressions in CSPm (`normalise` and `normalize` are FDR2's for `normal`;
+/// FDR4's lazy variants `lazynorm` and `lazyenumerate` compute the same processes as `normal`
+/// and `explicate`, which weft computes whole either way).
+pub const NAMES: [(&str, Compression); 14] = [
     ("explicate", Compression::Explicate),
     ("sbisim", Compression::Sbisim),
     ("wbisim", Compression::Wbisim),
@@ -60,6 +62,8 @@ pub const NAMES: [(&str, Compression); 12] = [
     ("tau_loop_factor", Compression::TauLoopFactor),
     ("chase", Compression::Chase),
     ("chase_nocache", Compression::Chase),
+    ("lazynorm", Compression::Normal),
+    ("lazyenumerate", Compression::Explicate),
 ];
 
 impl Compression {

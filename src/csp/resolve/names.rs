@@ -4,22 +4,17 @@
 use super::*;
 
 /// FDR's compression functions (see [`crate::reduce::Compression`]): built in, and accepted in
-/// `transparent` and `external` declarations. (`normalise` and `normalize` are FDR2's names
-/// for `normal`.)
-pub const COMPRESSIONS: [&str; 12] = [
-    "explicate",
-    "sbisim",
-    "wbisim",
-    "dbisim",
-    "diamond",
-    "normal",
-    "normalise",
-    "normalize",
-    "model_compress",
-    "tau_loop_factor",
-    "chase",
-    "chase_nocache",
-];
+/// `transparent` and `external` declarations; the names of [`crate::reduce::compressions::NAMES`].
+pub const COMPRESSIONS: [&str; crate::reduce::compressions::NAMES.len()] = {
+    let names = crate::reduce::compressions::NAMES;
+    let mut out = [""; crate::reduce::compressions::NAMES.len()];
+    let mut i = 0;
+    while i < names.len() {
+        out[i] = names[i].0;
+        i += 1;
+    }
+    out
+};
 
 /// FDR built-ins that weft does not support, with the reason given to users.
 const UNSUPPORTED_BUILTINS: &[(&str, &str)] = &[
