@@ -17,6 +17,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 ///   instance is evaluated once, however often its body uses the name).
 /// - `endless`: calls found defined as themselves (`P = P`), with where they were used, to
 ///   report a non-terminating evaluation at the definition.
+/// - `lazy_channels`: whether a channel's events are enumerated (a fact of its type, asked
+///   for every event a prefix offers).
 /// - `results`: the value of each call of a function whose result is plain data (no process,
 ///   no function), as `Deduce(S)` of an intruder's knowledge `S`: evaluation is pure, so a
 ///   call met again (the same set from another state, or for each of the events of an
@@ -31,6 +33,9 @@ pub(super) struct Memo {
     pub(super) let_values: DashMap<(Arc<LetRef>, u32), Value, WordBuildHasher>,
     pub(super) endless: DashMap<Call, Span, WordBuildHasher>,
     pub(super) results: DashMap<Call, Value, WordBuildHasher>,
+    /// Whether each channel met is lazy (`Evaluator::lazy_channel`, asked for every event
+    /// of every prefix).
+    pub(super) lazy_channels: DashMap<u32, bool, WordBuildHasher>,
     /// The weight of `results` so far (see [`Memo::record_result`]).
     results_weight: AtomicUsize,
 }
