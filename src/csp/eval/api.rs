@@ -139,7 +139,17 @@ impl Evaluator {
         };
         let mut out = Vec::new();
         let atoms = ev.atoms().to_vec();
-        self.prefix_fields(&pre, chan, 0, atoms, &mut env, &mut Vec::new(), &mut out)?;
+        let mut bodies = prefix::BodyCache::for_prefix(self, prefix.expr);
+        self.prefix_fields(
+            &pre,
+            chan,
+            0,
+            atoms,
+            &mut env,
+            &mut Vec::new(),
+            &mut out,
+            &mut bodies,
+        )?;
         Ok(out)
     }
 

@@ -111,11 +111,19 @@ impl Evaluator {
         if self.memo.unfolds.contains_key(&call) {
             return Ok(Value::Proc(Proc::new(ProcNode::Call(call))));
         }
+        if let Some(v) = self.memo.results.get(&call) {
+            return Ok(v.clone());
+        }
         let frame = Frame::Call(call.clone());
         if let Some(placeholder) = self_reference(frame.clone(), &call) {
             return Ok(placeholder);
         }
         let r = evaluating(frame, || self.call_body(&fv.target, &applied, span));
+        if let (Ok(v), false) = (&r.0, r.1) {
+            if !matches!(v, Value::Proc(_)) {
+                self.memo.record_result(&call, v);
+            }
+        }
         let v = self
             .self_call_result(r, &call, span)
             .map_err(|e| self.at_if_unpositioned(e, span))

@@ -247,6 +247,9 @@ impl Evaluator {
 
     /// `union(a, b)` of two sets, finite or not.
     pub(super) fn set_union(&self, parts: Vec<Value>) -> Value {
+        if let [Value::Set(a), Value::Set(b)] = parts.as_slice() {
+            return union_sorted(a, b);
+        }
         let mut finite: Vec<Value> = Vec::new();
         let mut infinite: Vec<Value> = Vec::new();
         let mut ints: Option<IntRanges> = None;
@@ -601,5 +604,59 @@ impl Evaluator {
                 self.write_value(s, &InfSet::Union(parts.into()).value());
             }
         }
+    }
+}
+
+/// The union of two finite sets (sorted, without duplicates) by one merge; a set that holds
+/// the other is returned itself, shared (`union(K, {f})` for an `f` already in `K` is `K`).
+pub(super) fn union_sorted(a: &Arc<[Value]>, b: &Arc<[Value]>) -> Value {
+    use std::cmp::Ordering;
+    if Arc::ptr_eq(a, b) || b.is_empty() {
+        return Value::Set(a.clone());
+    }
+    if a.is_empty() {
+        return Value::Set(b.clone());
+    }
+    for (big, small) in [(a, b), (b, a)] {
+        if let [x] = &small[..] {
+            return match big.binary_search(x) {
+                Ok(_) => Value::Set(big.clone()),
+                Err(at) => {
+                    let mut out: Vec<Value> = Vec::with_capacity(big.len() + 1);
+                    out.extend_from_slice(&big[..at]);
+                    out.push(x.clone());
+                    out.extend_from_slice(&big[at..]);
+                    Value::Set(out.into())
+                }
+            };
+        }
+    }
+    let mut out: Vec<Value> = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            Ordering::Less => {
+                out.push(a[i].clone());
+                i += 1;
+            }
+            Ordering::Greater => {
+                out.push(b[j].clone());
+                j += 1;
+            }
+            Ordering::Equal => {
+                out.push(a[i].clone());
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+    if out.len() == a.len() {
+        Value::Set(a.clone())
+    } else if out.len() == b.len() {
+        Value::Set(b.clone())
+    } else {
+        Value::Set(out.into())
     }
 }

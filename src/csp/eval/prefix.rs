@@ -7,6 +7,24 @@ use super::*;
 /// the continuation.
 pub(super) type PrefixMove = (Vec<Value>, Value, Proc);
 
+/// The processes after the events of one prefix, by the values of the input variables its
+/// body uses, for a prefix whose body does not use all of them (`send?a?b?f -> P(f)`: one
+/// body per `f`, not one per event). `used` is `None` for other prefixes: nothing is kept.
+pub(super) struct BodyCache {
+    used: Option<Arc<[Name]>>,
+    bodies: HashMap<Vec<Binding>, Proc, crate::hash::WordBuildHasher>,
+}
+
+impl BodyCache {
+    /// The cache for the prefix of node `expr`.
+    pub(super) fn for_prefix(eval: &Evaluator, expr: u32) -> BodyCache {
+        BodyCache {
+            used: eval.prog.prefix_body_inputs.get(&expr).cloned(),
+            bodies: HashMap::default(),
+        }
+    }
+}
+
 impl Evaluator {
     /// `{| v |}`: the events of `v`'s channel (or values of its datatype) extending `v`; a
     /// description ([`InfSet::Productions`]) where they cannot be enumerated.
@@ -202,6 +220,7 @@ impl Evaluator {
         env: &mut Env,
         chosen: &mut Vec<Value>,
         out: &mut Vec<PrefixMove>,
+        bodies: &mut BodyCache,
     ) -> EResult<()> {
         if i == pre.fields.len() {
             let at = pre.fields.last().map_or(pre.event.span, |f| match f {
@@ -221,7 +240,24 @@ impl Evaluator {
                     ),
                 ));
             }
-            let body = self.eval_proc(&pre.body, env)?;
+            let body = match &bodies.used {
+                Some(used) => {
+                    let key: Vec<Binding> = used
+                        .iter()
+                        .map(|n| env.iter().rev().find(|(m, _)| m == n).map(|(_, b)| b.clone()))
+                        .collect::<Option<_>>()
+                        .ok_or_else(|| self.internal("an input variable of a prefix is unbound"))?;
+                    match bodies.bodies.get(&key) {
+                        Some(p) => p.clone(),
+                        None => {
+                            let p = self.eval_proc(&pre.body, env)?;
+                            bodies.bodies.insert(key, p.clone());
+                            p
+                        }
+                    }
+                }
+                None => self.eval_proc(&pre.body, env)?,
+            };
             out.push((chosen.clone(), Value::from_atoms(&atoms), body));
             return Ok(());
         }
@@ -231,7 +267,7 @@ impl Evaluator {
                 let mut next = atoms;
                 next.extend_from_slice(v.atoms());
                 self.check_partial_event(&next, e.span)?;
-                self.prefix_fields(pre, chan, i + 1, next, env, chosen, out)
+                self.prefix_fields(pre, chan, i + 1, next, env, chosen, out, bodies)
             }
             Field::Input(p, restriction) | Field::NondetInput(p, restriction) => {
                 let nondet = matches!(&pre.fields[i], Field::NondetInput(..));
@@ -290,7 +326,7 @@ impl Evaluator {
                         if nondet {
                             chosen.push(v.clone());
                         }
-                        let r = self.prefix_fields(pre, chan, i + 1, next, env, chosen, out);
+                        let r = self.prefix_fields(pre, chan, i + 1, next, env, chosen, out, bodies);
                         if nondet {
                             chosen.pop();
                         }

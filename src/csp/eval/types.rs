@@ -281,10 +281,15 @@ impl Evaluator {
     /// there are too many): they are numbered as met instead, and `{| c |}` is kept as a
     /// description.
     pub(super) fn lazy_channel(&self, c: u32) -> EResult<bool> {
-        Ok(match self.fields_size(&self.chan_fields(c)?)? {
+        if let Some(lazy) = self.memo.lazy_channels.get(&c) {
+            return Ok(*lazy);
+        }
+        let lazy = match self.fields_size(&self.chan_fields(c)?)? {
             Some(n) => n > MAX_COLLECTION as u128,
             None => true,
-        })
+        };
+        self.memo.lazy_channels.insert(c, lazy);
+        Ok(lazy)
     }
 
     pub(super) fn build_event_table(&self) -> EResult<EventTable> {

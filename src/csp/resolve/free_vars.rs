@@ -326,6 +326,14 @@ impl Resolver<'_> {
                         }
                     }
                     let g = self.resolve(&pre.body)?;
+                    if bound.iter().any(|(n, _)| !g.contains(n)) {
+                        let used: Arc<[Name]> = bound
+                            .iter()
+                            .filter(|(n, _)| g.contains(n))
+                            .map(|(n, _)| n.clone())
+                            .collect();
+                        self.prog.prefix_body_inputs.insert(e.id, used);
+                    }
                     f.extend(g.into_iter().filter(|n| not_bound(n, &bound)));
                     Ok(f)
                 })();

@@ -122,6 +122,10 @@ pub(crate) struct Program {
     pub nametypes: Vec<NameTypeDef>,
     pub assertions: Vec<AssertEntry>,
     pub prefixes: HashMap<u32, PrefixInfo>,
+    /// For a prefix some of whose input variables are not used after `->`, the input
+    /// variables its body uses (in field order): the body is the same for every event that
+    /// gives these the same values (`send?a?b?f -> P(f)`), so it is evaluated once for them.
+    pub prefix_body_inputs: HashMap<u32, Arc<[Name]>>,
     pub lambdas: HashMap<u32, (Arc<LambdaExpr>, Arc<[Name]>)>,
     pub lets: HashMap<u32, LetInfo>,
     /// Prefixes with no free variables (their outputs are checked at load time), each with
