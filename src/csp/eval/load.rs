@@ -52,7 +52,7 @@ pub(super) fn finish_load(
     decls: Vec<Decl>,
 ) -> Result<Script, CspError> {
     let module_error = crate::csp::typecheck::check_modules(&decls).err();
-    let decls = crate::csp::syntax::modules::flatten(decls);
+    let decls = crate::csp::syntax::modules::flatten(decls, &mut ctx.next_id);
     let decls = if ctx.has_timed {
         crate::csp::syntax::timed::lower(decls, &mut ctx.next_id)
     } else {

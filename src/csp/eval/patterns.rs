@@ -62,10 +62,9 @@ impl Evaluator {
             PatKind::Concat(a, b) => {
                 if let Value::InfSeq(prefix, from) = v {
                     // only a fixed-length left side can match: an infinite sequence has no end
-                    let PatKind::Seq(items) = &a.kind else {
+                    let Some(k) = a.fixed_seq_len() else {
                         return Ok(false);
                     };
-                    let k = items.len();
                     let mut first: Vec<Value> = prefix.iter().take(k).cloned().collect();
                     let mut next = *from;
                     while first.len() < k {
@@ -77,11 +76,7 @@ impl Evaluator {
                         && self.match_pattern(b, &Value::InfSeq(rest, next), env)?);
                 }
                 let Value::Seq(vs) = v else { return Ok(false) };
-                let fixed = |q: &Pattern| match &q.kind {
-                    PatKind::Seq(items) => Some(items.len()),
-                    _ => None,
-                };
-                let split = match (fixed(a), fixed(b)) {
+                let split = match (a.fixed_seq_len(), b.fixed_seq_len()) {
                     (Some(k), _) => k,
                     (None, Some(k)) => {
                         if k > vs.len() {

@@ -102,8 +102,7 @@ pub(super) fn pattern_vars(p: &Pattern, out: &mut Vec<(Name, Span)>) {
 pub(super) fn check_concat_patterns(p: &Pattern) -> CResult<()> {
     match &p.kind {
         PatKind::Concat(a, b) => {
-            let fixed = |q: &Pattern| matches!(q.kind, PatKind::Seq(_));
-            if !fixed(a) && !fixed(b) {
+            if a.fixed_seq_len().is_none() && b.fixed_seq_len().is_none() {
                 return Err(RawError::new(
                     p.span,
                     ErrorKind::Syntax,

@@ -364,6 +364,20 @@ pub enum PatKind {
     Set(Vec<Pattern>),
 }
 
+impl Pattern {
+    /// The length of every sequence this pattern matches, where that is fixed: a sequence
+    /// literal `<p1, ..., pn>`, or a concatenation of such (`<x>^<y>`, which `<x>^<y>^s`
+    /// has on its left as `^` associates to the left).
+    pub fn fixed_seq_len(&self) -> Option<usize> {
+        match &self.kind {
+            PatKind::Seq(items) => Some(items.len()),
+            PatKind::Concat(a, b) => Some(a.fixed_seq_len()? + b.fixed_seq_len()?),
+            PatKind::Both(a, b) => a.fixed_seq_len().or_else(|| b.fixed_seq_len()),
+            _ => None,
+        }
+    }
+}
+
 /// One clause of a function definition: `f(p1, p2)(p3) = body`.
 #[derive(Clone, Debug)]
 pub struct Clause {

@@ -9,9 +9,14 @@
 //! by an instance: its parameters become private definitions of the instance, bound to the
 //! arguments (evaluated where the instance is declared). A module without parameters is
 //! flattened as itself (and may also be instantiated).
+//!
+//! Every copy of a module's declarations gets fresh expression ids: the evaluator keys what
+//! it knows of an expression (a prefix's free variables, for one) by its id, so two instances
+//! of one module must not share them.
 
 #![forbid(unsafe_code)]
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -23,11 +28,15 @@ use crate::csp::error::{ErrorKind, RawError};
 pub const PRIVATE_SUFFIX: &str = " (private)";
 
 /// The declarations with every module and instance flattened. Errors (an instance of an
-/// unknown module, a wrong number of arguments) become invalid declarations.
-pub fn flatten(decls: Vec<Decl>) -> Vec<Decl> {
+/// unknown module, a wrong number of arguments) become invalid declarations. The expressions
+/// of the flattened copies are numbered from `next_id` on (which is advanced past them).
+pub fn flatten(decls: Vec<Decl>, next_id: &mut u32) -> Vec<Decl> {
     let mut modules: HashMap<Name, Arc<ModuleDecl>> = HashMap::new();
     collect_modules(&decls, "", &mut modules);
-    flatten_in(decls, &modules, "", 0)
+    let ids = Cell::new(*next_id);
+    let out = flatten_in(decls, &modules, "", 0, &ids);
+    *next_id = ids.get();
+    out
 }
 
 /// Registers every module (nested ones under their qualified names).
@@ -51,6 +60,7 @@ fn flatten_in(
     modules: &HashMap<Name, Arc<ModuleDecl>>,
     scope: &str,
     depth: usize,
+    ids: &Cell<u32>,
 ) -> Vec<Decl> {
     let mut out = Vec::new();
     for d in decls {
@@ -65,6 +75,7 @@ fn flatten_in(
                         None,
                         modules,
                         depth,
+                        ids,
                     ));
                 }
             }
@@ -115,6 +126,7 @@ fn flatten_in(
                     Some(args),
                     modules,
                     depth + 1,
+                    ids,
                 ));
             }
             _ => out.push(d),
@@ -153,10 +165,11 @@ fn instantiate(
     args: Option<&Vec<Expr>>,
     modules: &HashMap<Name, Arc<ModuleDecl>>,
     depth: usize,
+    ids: &Cell<u32>,
 ) -> Vec<Decl> {
     let inner_scope = format!("{qualified}::");
-    let private = flatten_in(m.private.clone(), modules, &inner_scope, depth);
-    let exported = flatten_in(m.exported.clone(), modules, &inner_scope, depth);
+    let private = flatten_in(m.private.clone(), modules, &inner_scope, depth, ids);
+    let exported = flatten_in(m.exported.clone(), modules, &inner_scope, depth, ids);
     let mut names: HashMap<Name, Name> = HashMap::new();
     let add = |names: &mut HashMap<Name, Name>, n: &Name, private: bool| {
         let suffix = if private { PRIVATE_SUFFIX } else { "" };
@@ -187,6 +200,7 @@ fn instantiate(
             });
         }
     }
+    let names = Names { map: names, ids };
     for mut d in private.into_iter().chain(exported) {
         rename_decl(&mut d, &names);
         out.push(d);
@@ -227,11 +241,24 @@ fn pattern_names(p: &Pattern, out: &mut Vec<Name>) {
     }
 }
 
-type Names = HashMap<Name, Name>;
+/// How one copy of a module's declarations is renamed: its members' qualified names, and
+/// the source of fresh expression ids.
+struct Names<'a> {
+    map: HashMap<Name, Name>,
+    ids: &'a Cell<u32>,
+}
+
+impl Names<'_> {
+    fn fresh_id(&self) -> u32 {
+        let id = self.ids.get();
+        self.ids.set(id + 1);
+        id
+    }
+}
 
 fn rename_name(n: &mut Name, names: &Names) {
     // (members of instances and modules declared inside are named `J::x` here)
-    if let Some(q) = names.get(n) {
+    if let Some(q) = names.map.get(n) {
         *n = q.clone();
     }
 }
@@ -345,6 +372,7 @@ fn rename_expr(e: &mut Expr, names: &Names) {
 
 fn rename_expr_here(e: &mut Expr, names: &Names) {
     use ExprKind::*;
+    e.id = names.fresh_id();
     match &mut e.kind {
         Int(_) | Bool(_) | Char(_) | Str(_) | Wildcard => {}
         Var(n) => rename_name(n, names),
