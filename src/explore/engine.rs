@@ -44,7 +44,9 @@ const CHUNK: usize = 64;
 const SMALL_LEVEL: usize = 2 * CHUNK;
 /// Chunks a worker takes at least, once a level is split: a level of a few thousand states
 /// then wakes a few workers, not all of them (on many cores, waking every worker for a small
-/// level costs more than the level's work).
+/// level costs more than the level's work). A level with fewer than this many chunks per
+/// worker is shared out evenly instead (on two workers, a level of 400 states is two jobs,
+/// not one).
 const JOB_CHUNKS: usize = 4;
 
 /// A system the engine drives: an initial state and an expansion that emits successors and
@@ -454,10 +456,12 @@ fn run_in_pool<D: Driven, V: Visited<D::State>>(
                     part
                 })]
         } else {
+            let chunks = level.len().div_ceil(CHUNK);
+            let min_len = JOB_CHUNKS.min(chunks / threads).max(1);
             level
                 .par_chunks(CHUNK)
                 .enumerate()
-                .with_min_len(JOB_CHUNKS)
+                .with_min_len(min_len)
                 .fold(
                     || LevelPart::new(slots),
                     |mut part, c| {
