@@ -1,8 +1,10 @@
 //! Distributed exploration (`src/dist/`, `weft explore --processes N`): the same states,
 //! transitions, deadlocks, levels, canonical ids and shortest deadlock trace as the threaded
 //! explorer; real runs of 2 and 3 `weft` processes on localhost; bad options refused.
-//! Distributed checks (`weft check` and `weft refines --processes N`): the same verdicts,
-//! counts and counterexamples as one process.
+//! Distributed checks are in `dist_check.rs`.
+
+#[path = "common/dist.rs"]
+mod dist;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -10,6 +12,7 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use dist::{hostfile, root, scratch, weft, weft_distributed_command, WEFT};
 use serde_json::Value;
 use weft::csp::{load_script, CspSystem};
 use weft::dist::{explore_distributed, Cluster, DistOptions};
@@ -17,19 +20,6 @@ use weft::explore::{explore, ExploreOptions, StopSignal};
 use weft::lts::aut::{read_aut_file, AutOptions};
 use weft::threads::Threads;
 use weft::ts::TransitionSystem;
-
-const WEFT: &str = env!("CARGO_BIN_EXE_weft");
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// A scratch folder of this test process.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("weft-dist-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 /// The bundled scaling model with `n` philosophers (it deadlocks: all hold their left fork).
 fn philosophers(n: usize) -> PathBuf {
@@ -169,23 +159,6 @@ fn weft_explore(model: &Path, args: &[&str]) -> (Value, i32) {
     (value, out.status.code().unwrap_or(-1))
 }
 
-/// A host file naming `n` free ports of localhost.
-fn hostfile(n: usize) -> PathBuf {
-    let listeners: Vec<_> = (0..n)
-        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap())
-        .collect();
-    let lines: String = listeners
-        .iter()
-        .map(|l| format!("127.0.0.1:{}\n", l.local_addr().unwrap().port()))
-        .collect();
-    // One file per call: tests run at the same time and must not share ports.
-    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let path = scratch("hosts").join(format!("hosts-{call}-{n}"));
-    std::fs::write(&path, lines).unwrap();
-    path
-}
-
 /// Runs `processes` weft processes of `workers` workers each on `model`; returns process 0's
 /// JSON output and exit code (the others print nothing on stdout and exit alike).
 fn weft_distributed(
@@ -201,67 +174,6 @@ fn weft_distributed(
         workers,
         extra,
     )
-}
-
-/// [`weft_distributed`] for any command (`explore`, `check`, `refines`) and its arguments.
-fn weft_distributed_command(
-    command: &str,
-    command_args: &[&str],
-    processes: usize,
-    workers: usize,
-    extra: &[&str],
-) -> (Value, i32) {
-    let model = Path::new(command_args[0]);
-    let hosts = hostfile(processes);
-    let mut children: Vec<_> = (0..processes)
-        .map(|i| {
-            Command::new(WEFT)
-                .arg(command)
-                .args(command_args)
-                .arg("--json")
-                .args(["--processes", &processes.to_string()])
-                .args(["--process-index", &i.to_string()])
-                .args(["--workers", &workers.to_string()])
-                .arg("--hostfile")
-                .arg(&hosts)
-                .args(extra)
-                .stdout(Stdio::piped())
-                .stderr(Stdio::null())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let mut codes = Vec::new();
-    let mut outputs = Vec::new();
-    for child in &mut children {
-        let code = loop {
-            if let Some(status) = child.try_wait().unwrap() {
-                break status.code().unwrap_or(-1);
-            }
-            if Instant::now() > deadline {
-                let _ = child.kill();
-                panic!("{}: a distributed run did not end", model.display());
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        };
-        let mut text = String::new();
-        child
-            .stdout
-            .take()
-            .unwrap()
-            .read_to_string(&mut text)
-            .unwrap();
-        codes.push(code);
-        outputs.push(text);
-    }
-    for (i, text) in outputs.iter().enumerate().skip(1) {
-        assert_eq!(text, "", "process {i} printed on stdout");
-        assert_eq!(codes[i], codes[0], "process {i}'s exit code");
-    }
-    let value = serde_json::from_str(outputs[0].trim())
-        .unwrap_or_else(|e| panic!("{}: not JSON ({e}): {}", model.display(), outputs[0]));
-    (value, codes[0])
 }
 
 fn assert_same_run(single: &Value, distributed: &Value, what: &str) {
@@ -342,15 +254,6 @@ fn count_only_runs_keep_states_compactly_with_the_same_counts() {
     }
 }
 
-/// Runs weft with `args`; returns its exit code and standard error.
-fn weft(args: &[&str]) -> (i32, String) {
-    let out = Command::new(WEFT).args(args).output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
 #[test]
 fn bad_distribution_options_are_refused() {
     let model = root().join("examples/bounded_buffer.csp");
@@ -374,8 +277,14 @@ fn bad_distribution_options_are_refused() {
         assert_eq!(code, 2, "{args:?}: {stderr}");
         assert!(stderr.contains(message), "{args:?}: {stderr}");
     }
-    // A process whose states are not encoded canonically cannot be distributed.
-    let plain = root().join("examples/mutual_exclusion.csp");
+    // A process whose states are not encoded canonically cannot be distributed: one that is
+    // not a network, with more states (5001) than are explored when the system is made.
+    let plain = scratch("models").join("long_counter.csp");
+    std::fs::write(
+        &plain,
+        "channel up\nCOUNT(n) = n < 5000 & up -> COUNT(n + 1)\nSYSTEM = COUNT(0)\n",
+    )
+    .unwrap();
     let (code, stderr) = weft(&["explore", plain.to_str().unwrap(), "--workers", "2"]);
     assert_eq!(code, 2, "{stderr}");
     assert!(
@@ -450,208 +359,6 @@ fn a_lost_process_ends_the_others_with_an_error_not_a_panic() {
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("weft: error:"), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
-}
-
-/// `weft check FILE --json` (or `weft refines ...`) in one process with 2 threads.
-fn weft_json(command: &str, args: &[&str]) -> (Value, i32) {
-    let out = Command::new(WEFT)
-        .arg(command)
-        .args(args)
-        .args(["--json", "--threads", "2"])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    let value = serde_json::from_str(text.trim())
-        .unwrap_or_else(|e| panic!("{args:?}: not JSON ({e}): {text}"));
-    (value, out.status.code().unwrap_or(-1))
-}
-
-/// `value` without its timings, thread counts and memory figures (which differ between runs),
-/// and without whether a search was shared among processes.
-fn without_timings(value: &Value) -> Value {
-    match value {
-        Value::Object(map) => Value::Object(
-            map.iter()
-                .filter(|(k, _)| {
-                    !(["seconds", "threads", "peak_memory", "shared"].contains(&k.as_str())
-                        || k.contains("bytes")
-                        || k.contains("per_second"))
-                })
-                .map(|(k, v)| (k.clone(), without_timings(v)))
-                .collect(),
-        ),
-        Value::Array(items) => Value::Array(items.iter().map(without_timings).collect()),
-        other => other.clone(),
-    }
-}
-
-#[test]
-fn distributed_checks_give_the_single_process_verdicts_counts_and_counterexamples() {
-    let scripts = [
-        "examples/dining_philosophers.csp",
-        "examples/bounded_buffer.csp",
-        "examples/alternating_bit.csp",
-        "examples/mutual_exclusion.csp",
-        "examples/compression_pipeline.csp",
-        "tests/cases/should_pass/compact_wide_encoding.csp",
-        "tests/cases/should_pass/dist_wide_encoding.csp",
-        "tests/cases/should_pass/divergence.csp",
-        "tests/cases/should_pass/real_buffers.csp",
-    ];
-    let mut searched_compactly = 0;
-    let mut failing = 0;
-    let mut shared_wide = 0;
-    for script in scripts {
-        let path = root().join(script);
-        let path = path.to_str().unwrap();
-        let (single, code) = weft_json("check", &[path]);
-        for a in single["assertions"].as_array().unwrap() {
-            assert_eq!(a["shared"], false, "{script}: one process shares nothing");
-        }
-        for (processes, workers) in [(2, 1), (3, 2)] {
-            let (run, run_code) =
-                weft_distributed_command("check", &[path], processes, workers, &[]);
-            let assertions = run["assertions"].as_array().unwrap();
-            // A search whose implementation has a canonical encoding (the networks `SYSTEM`
-            // and `DEAD`) is shared, whatever its width: every one of the wide script's (its
-            // state vector takes more than two words), and `compact_wide_encoding`'s (where
-            // `S(0)`'s sixteen nodes do not fit beside the encoding in one word).
-            if script.contains("wide_encoding") {
-                for a in assertions {
-                    let text = a["assertion"].as_str().unwrap();
-                    let encodable = text.contains(":[")
-                        || text.ends_with("= SYSTEM")
-                        || text.ends_with("= DEAD");
-                    assert_eq!(a["shared"], encodable, "{script}: {text} shared");
-                    shared_wide += encodable as usize;
-                }
-            }
-            assert_eq!(
-                run_code, code,
-                "{script}: exit code with {processes} processes"
-            );
-            assert_eq!(
-                without_timings(&run),
-                without_timings(&single),
-                "{script}: {processes} processes of {workers} workers"
-            );
-        }
-        for a in single["assertions"].as_array().unwrap() {
-            searched_compactly += a["visited_bytes"].is_number() as usize;
-            failing += (a["holds"] == false) as usize;
-        }
-    }
-    assert!(
-        searched_compactly >= 12,
-        "{searched_compactly} searches shared"
-    );
-    assert!(failing >= 5, "{failing} failing assertions");
-    assert_eq!(shared_wide, 2 * (8 + 5), "searches of wide pairs shared");
-}
-
-/// A distributed refinement check keeps exact pairs (no antichain): its figures are those of
-/// one process's `--no-antichain` check of `.aut` files, and of its compact on-the-fly check
-/// of a CSPm process (exact pairs too).
-#[test]
-fn distributed_refines_gives_the_single_process_result() {
-    let spec = root().join("tests/corpus/aut/generated/linearizability/treiberStack_spec.aut");
-    let imp = root().join("tests/corpus/aut/generated/linearizability/treiberStack_impl.aut.gz");
-    let buffers = root().join("examples/bounded_buffer.csp");
-    let cases = [
-        vec![
-            spec.to_str().unwrap().to_string(),
-            imp.to_str().unwrap().to_string(),
-            "--model".into(),
-            "failures-divergences".into(),
-            "--no-antichain".into(),
-        ],
-        vec![
-            format!("{}:CHAIN(3)", buffers.display()),
-            format!("{}:BUSY", buffers.display()),
-            "--model".into(),
-            "failures".into(),
-        ],
-    ];
-    for case in cases {
-        let args: Vec<&str> = case.iter().map(String::as_str).collect();
-        let (single, code) = weft_json("refines", &args);
-        let (two, two_code) = weft_distributed_command("refines", &args, 2, 1, &[]);
-        assert_eq!(two_code, code, "{args:?}");
-        assert_eq!(without_timings(&two), without_timings(&single), "{args:?}");
-    }
-}
-
-#[test]
-fn a_distributed_check_without_its_peers_fails_fast_with_an_error() {
-    let hosts = hostfile(2);
-    let script = root().join("examples/bounded_buffer.csp");
-    let start = Instant::now();
-    let (code, stderr) = weft(&[
-        "check",
-        script.to_str().unwrap(),
-        "--processes",
-        "2",
-        "--hostfile",
-        hosts.to_str().unwrap(),
-        "--connect-timeout",
-        "1s",
-    ]);
-    assert_eq!(code, 2, "{stderr}");
-    assert!(stderr.contains("did not connect"), "{stderr}");
-    // The first search waits for the time-out; the others fail at once.
-    assert!(
-        start.elapsed() < Duration::from_secs(10),
-        "{:?}",
-        start.elapsed()
-    );
-}
-
-#[test]
-fn processes_at_different_searches_stop_with_an_error_not_a_verdict() {
-    let dir = scratch("apart");
-    let script = |name: &str, spec: &str| {
-        let path = dir.join(name);
-        std::fs::write(
-            &path,
-            format!(
-                "channel a, b\nA = a -> A\nB = b -> B\nP = A ||| B\n{spec}\nassert SPEC [T= P\n"
-            ),
-        )
-        .unwrap();
-        path
-    };
-    // Both hold, and the network `P` is searched by both processes together: each with its
-    // own specification (one normal-form node, or two).
-    let one = script("one.csp", "SPEC = a -> SPEC [] b -> SPEC");
-    let other = script(
-        "other.csp",
-        "SPEC = a -> S2 [] b -> SPEC\nS2 = a -> SPEC [] b -> S2",
-    );
-    let hosts = hostfile(2);
-    let children: Vec<_> = [&one, &other]
-        .iter()
-        .enumerate()
-        .map(|(i, path)| {
-            Command::new(WEFT)
-                .arg("check")
-                .arg(path)
-                .args(["--processes", "2", "--process-index", &i.to_string()])
-                .arg("--hostfile")
-                .arg(&hosts)
-                .args(["--connect-timeout", "20s"])
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    for child in children {
-        let out = child.wait_with_output().unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{stderr}");
-        assert!(stderr.contains("not at the same search"), "{stderr}");
-        assert!(!String::from_utf8_lossy(&out.stdout).contains("holds"));
-    }
 }
 
 /// A network whose state vector takes more than two words (fifty cells in step, beside a

@@ -237,3 +237,40 @@ fn compressed_components_are_explicit_positions() {
     assert_eq!(s, 3 * 4096);
     assert_eq!(explore_named(&script, "BIG"), (s, t, true));
 }
+
+/// A process that is not a network is explored whole when its system is made, up to
+/// `EXPLICIT_LEAVES` (4096) states, a compression at its top up to the compressions' bound:
+/// it encodes a state as its number, one word, given breadth first in the canonical order of
+/// transitions (the order `reachable` meets the states in), and a second load of the script
+/// decodes it alike. One state more and the process is numbered as met, without an encoding,
+/// with the same states.
+#[test]
+fn processes_that_are_not_networks_encode_as_their_breadth_first_numbers() {
+    let text = "channel up, down : {0..9}\nchannel a, b\n\
+                COUNT(n) = n < 4095 & up.(n % 10) -> COUNT(n + 1)\n\
+                LONG(n) = n < 4096 & up.(n % 10) -> LONG(n + 1)\n\
+                FULL = COUNT(0)\nOVER = LONG(0)\n\
+                CHOICE = (a -> b -> CHOICE) [] (b -> STOP) |~| up?x -> down!x -> CHOICE\n\
+                SEQ = (a -> SKIP ||| b -> SKIP) ; CHOICE\n\
+                NORMAL = normal(CHOICE)\n";
+    let load = || Arc::new(weft::csp::load_str("t.csp", text, std::path::Path::new(".")).unwrap());
+    let (script, twin) = (load(), load());
+    for (name, states) in [("FULL", 4096), ("CHOICE", 15), ("SEQ", 0), ("NORMAL", 0)] {
+        let process = script.process(name, &[]).expect("the process");
+        let system = CspSystem::new(&script, &process).expect("the system");
+        assert_eq!(system.encoded_width(), Ok(1), "{name}");
+        let other = CspSystem::new(&twin, &twin.process(name, &[]).unwrap()).unwrap();
+        let reached = reachable(&system, 10_000);
+        for (n, s) in reached.iter().enumerate() {
+            assert_eq!(encode(&system, s), vec![n as u32], "{name}: state {n}");
+        }
+        assert_eq!(system.decode_state(&[reached.len() as u32]), None, "{name}");
+        assert_eq!(check(&system, &other, name), reached.len(), "{name}");
+        if states > 0 {
+            assert_eq!(reached.len(), states, "{name}");
+        }
+        assert!(system.take_error().is_none(), "{name}");
+    }
+    let (states, _, encoded) = explore_named(&script, "OVER");
+    assert_eq!((states, encoded), (4097, false));
+}

@@ -128,7 +128,7 @@ impl CspSystem {
                         .collect();
                     Some(node.to_proc(&leaves))
                 }
-                Shape::Term => to_proc(shared.leaves.term(state.0)),
+                Shape::Term { .. } => to_proc(shared.leaves.term(state.0)),
             }
         })
     }

@@ -140,8 +140,30 @@ impl LeafTable {
         n
     }
 
+    /// A table of the leaves of `lts` (explored whole), with its numbers and transitions:
+    /// every state reachable from its first is numbered, canonically.
+    pub(super) fn explored(lts: LeafLts) -> LeafTable {
+        let table = LeafTable::default();
+        {
+            let mut leaves = table.leaves.write();
+            for (n, (term, moves)) in lts.terms.into_iter().zip(lts.moves).enumerate() {
+                table.numbers.insert(term, n as u32);
+                leaves.push(Leaf {
+                    term,
+                    moves: Some(moves),
+                });
+            }
+        }
+        table
+    }
+
     pub(super) fn term(&self, n: u32) -> TermId {
         self.leaves.read()[n as usize].term
+    }
+
+    /// The transitions of leaf `n` if computed already.
+    pub(super) fn known_moves(&self, n: u32) -> Option<Arc<[(Label, u32)]>> {
+        self.leaves.read().get(n as usize)?.moves.clone()
     }
 
     /// The transitions of leaf `n`, computed on first call (inside a shared section).

@@ -4,6 +4,7 @@
 
 pub(crate) mod compress;
 pub(crate) mod describe;
+mod encoding;
 pub mod labels;
 pub(crate) mod layout;
 mod leaves;

@@ -19,15 +19,19 @@
 //!   the construction's section, and the construction runs again: so a compressed component
 //!   is an explicit position, as in FDR, explored up to [`EXPLICIT_COMPRESSED_LEAVES`] states
 //!   when the position's process is the compression itself.
-//! - Otherwise a state is a process term and its number is its leaf number.
+//! - Otherwise a state is a process term and its number is its leaf number. The process is
+//!   explored whole when the system is made, as an explicit position is (up to
+//!   [`EXPLICIT_LEAVES`] states, [`EXPLICIT_COMPRESSED_LEAVES`] for a compression), so its
+//!   numbers are canonical; a larger one is numbered as met.
 //!
 //! A [`CspState`] is that number, fixed when the state is first met, so the explorer needs no
 //! index of its own ([`TransitionSystem::state_number`]).
 //!
 //! # Canonical order of successors
 //!
-//! Numbers are given in the order threads happen to meet states, so they differ between runs
-//! and thread counts; the order in which a state's successors are emitted must not (see
+//! Numbers given as met (a network's vectors, a lazy position's or a large term's leaves)
+//! come in the order threads happen to meet states, so they differ between runs and thread
+//! counts; the order in which a state's successors are emitted must not (see
 //! [`TransitionSystem::for_each_successor`]). Successors come out sorted by label, then by a
 //! canonical key of the target, a function of the process only:
 //!
@@ -87,8 +91,11 @@ pub const EXPLICIT_COMPRESSED_LEAVES: usize = 1 << 22;
 
 /// How states are made.
 pub(super) enum Shape {
-    /// States are process terms, numbered as leaves of `Shared::leaves`.
-    Term,
+    /// States are process terms, numbered as leaves of `Shared::leaves`: when the process
+    /// was explored whole when the system was made (`explored` is its number of states),
+    /// breadth first in the canonical order of transitions, as an explicit leaf of a network
+    /// is (see [`CspSystem::new`]); else as met.
+    Term { explored: Option<u32> },
     /// States are packed vectors of the positions' leaf numbers in `index`; `omega` is the
     /// number of Ω.
     Network {
@@ -163,7 +170,7 @@ pub(super) struct ThreadContext {
     system: u64,
     owner: Weak<Shared>,
     /// This thread's access to a network's state index.
-    handle: Option<IndexHandle>,
+    pub(super) handle: Option<IndexHandle>,
     /// Position → leaf number → its transitions in `leaves.flat` (copied from the position's
     /// table once per thread, so reading them takes no lock; `(u32::MAX, 0)` for not yet).
     spans: Vec<Vec<(u32, u32)>>,
@@ -178,7 +185,7 @@ pub(super) struct ThreadContext {
     pub(super) perm: Vec<u32>,
     pub(super) out: Vec<(Label, u32)>,
     /// A successor's encoding being emitted (`encoded_successors`).
-    found_words: Vec<u32>,
+    pub(super) found_words: Vec<u32>,
 }
 
 static NEXT_SYSTEM: AtomicU64 = AtomicU64::new(1);
@@ -200,6 +207,14 @@ pub(crate) fn in_section<R>(f: impl FnOnce(&Section<'_>) -> R) -> R {
 
 impl CspSystem {
     /// The transition system of `process`, a process of `script`.
+    ///
+    /// A process that is not a network (whose states are process terms) is explored whole
+    /// first, up to [`EXPLICIT_LEAVES`] states (a compression up to
+    /// [`EXPLICIT_COMPRESSED_LEAVES`]), its states numbered breadth first in the canonical
+    /// order of transitions as a network's explicit leaves are, so that it has a canonical
+    /// encoding (one word, the state's number) that a distributed run and a compact search
+    /// need. A larger one is numbered as met; the exploration up front, bounded so, is what
+    /// a search that stops early pays for it.
     pub fn new(script: &Arc<Script>, process: &Proc) -> Result<CspSystem, CspError> {
         // Ordering: Relaxed; only uniqueness matters.
         let id = NEXT_SYSTEM.fetch_add(1, Ordering::Relaxed);
@@ -211,7 +226,7 @@ impl CspSystem {
         let building = global().register_roots(sem.clone());
         let mut made: Vec<u32> = Vec::new();
         loop {
-            match Self::make(id, &sem, process)? {
+            match Self::make(id, &sem, process, &made)? {
                 Made::System(system) => {
                     drop(building);
                     return Ok(system);
@@ -235,14 +250,14 @@ impl CspSystem {
 
     /// Makes the system in one section, or names the compressions its positions' processes
     /// need made first.
-    fn make(id: u64, sem: &Arc<Semantics>, process: &Proc) -> Result<Made, CspError> {
+    fn make(id: u64, sem: &Arc<Semantics>, process: &Proc, made: &[u32]) -> Result<Made, CspError> {
         TERMS.with(|tt| {
             // The whole construction runs in one section: the terms built stay valid until the
             // system's root set, registered before the section ends, holds them.
             let sec = tt.shared_section();
             let t = sem.enc.build(&sec, process, &mut BuildPath::default())?;
             let omega = sem.enc.omega(&sec).id();
-            let leaf_table = LeafTable::default();
+            let mut leaf_table = LeafTable::default();
             let (initial, shape) = if Op::of(t).is_static() {
                 if super::network::count_leaves(t) > super::network::MAX_LEAVES {
                     return Err(CspError::unpositioned(
@@ -311,7 +326,25 @@ impl CspSystem {
                 };
                 (initial, shape)
             } else {
-                (leaf_table.number(t.id()), Shape::Term)
+                let limit = if Op::of(t) == Op::Compressed {
+                    EXPLICIT_COMPRESSED_LEAVES
+                } else {
+                    EXPLICIT_LEAVES
+                };
+                let explored = match LeafLts::explore(sem, &sec, t.id(), limit) {
+                    Ok(lts) => {
+                        let count = lts.terms.len() as u32;
+                        leaf_table = LeafTable::explored(lts);
+                        Some(count)
+                    }
+                    Err(NotExplored::Pending(k)) if !made.contains(&k) => {
+                        return Ok(Made::Pending(vec![k]));
+                    }
+                    // Numbered as met (an evaluation error is met again, and reported, when
+                    // the system runs).
+                    Err(_) => None,
+                };
+                (leaf_table.number(t.id()), Shape::Term { explored })
             };
             let shared = Arc::new(Shared {
                 id,
@@ -396,7 +429,7 @@ impl CspSystem {
         self.shared.sem.enc.labels.count()
     }
 
-    fn record(&self, e: CspError) {
+    pub(super) fn record(&self, e: CspError) {
         // Ordering: Relaxed; the error itself is behind the mutex.
         self.shared.failed.store(true, Ordering::Relaxed);
         let mut slot = self.shared.error.lock();
@@ -406,7 +439,10 @@ impl CspSystem {
     }
 
     /// Runs `f` with this thread's context for the system and a shared section.
-    fn with_context<R>(&self, f: impl FnOnce(&mut ThreadContext, &Section<'_>) -> R) -> R {
+    pub(super) fn with_context<R>(
+        &self,
+        f: impl FnOnce(&mut ThreadContext, &Section<'_>) -> R,
+    ) -> R {
         CONTEXTS.with(|contexts| {
             let mut contexts = contexts.borrow_mut();
             let i = match contexts.iter().position(|c| c.system == self.shared.id) {
@@ -415,7 +451,7 @@ impl CspSystem {
                     contexts.retain(|c| c.owner.strong_count() > 0);
                     let handle = match &self.shared.shape {
                         Shape::Network { index, .. } => Some(index.handle()),
-                        Shape::Term => None,
+                        Shape::Term { .. } => None,
                     };
                     contexts.push(ThreadContext {
                         system: self.shared.id,
@@ -518,7 +554,7 @@ impl CspSystem {
     /// The successors of the network key `ctx.key` (not numbered): their keys one after
     /// another in `ctx.next` and their labels in `ctx.labels`, in the canonical order of
     /// labels, ✓ left out; returns whether ✓ is among them, or `None` for Ω.
-    fn successor_keys(
+    pub(super) fn successor_keys(
         &self,
         ctx: &mut ThreadContext,
         sec: &Section<'_>,
@@ -574,80 +610,6 @@ impl CspSystem {
         }
         Ok(Some(tick))
     }
-
-    /// The successors of the canonical encoding `words` of a network state whose positions
-    /// are all explicit, as encodings, in the order [`CspSystem::network_successors`] gives
-    /// the same states: no state is numbered (see
-    /// [`TransitionSystem::for_each_encoded_successor`]).
-    fn encoded_successors(
-        &self,
-        words: &[u32],
-        emit: &mut dyn FnMut(Label, &[u32]),
-    ) -> Result<(), CspError> {
-        let Shape::Network { layout, .. } = &self.shared.shape else {
-            unreachable!("a network's state");
-        };
-        let width = layout.words();
-        let mut result = Ok(());
-        self.with_context(|ctx, sec| {
-            ctx.key.clear();
-            ctx.key.extend_from_slice(&words[..width]);
-            let tick = match self.successor_keys(ctx, sec) {
-                Ok(Some(tick)) => tick,
-                Ok(None) => return,
-                Err(e) => {
-                    result = Err(e);
-                    return;
-                }
-            };
-            // As `network_successors` orders them: labels in the order of `ctx.labels`, the
-            // keys of one label increasing and without duplicates (the canonical order of an
-            // all-explicit network, see `order_ties`), ✓ where that puts it.
-            let (next, labels) = (&ctx.next, &ctx.labels);
-            let key = |i: u32| &next[i as usize * width..(i as usize + 1) * width];
-            let perm = &mut ctx.perm;
-            perm.clear();
-            let mut at = 0;
-            while at < labels.len() {
-                let end = at + labels[at..].partition_point(|&l| l == labels[at]);
-                let run = perm.len();
-                perm.extend(at as u32..end as u32);
-                perm[run..].sort_unstable_by(|&i, &j| key(i).cmp(key(j)));
-                let mut kept = run;
-                for r in run..perm.len() {
-                    if kept == run || key(perm[kept - 1]) != key(perm[r]) {
-                        perm[kept] = perm[r];
-                        kept += 1;
-                    }
-                }
-                perm.truncate(kept);
-                at = end;
-            }
-            let tick_at = if tick {
-                perm.partition_point(|&i| labels[i as usize] < TICK)
-            } else {
-                usize::MAX
-            };
-            let mut out = std::mem::take(&mut ctx.found_words);
-            out.clear();
-            out.resize(words.len(), 0);
-            let omega = layout.omega();
-            for (n, &i) in perm.iter().enumerate() {
-                if n == tick_at {
-                    out[..width].copy_from_slice(&omega);
-                    emit(TICK, &out);
-                }
-                out[..width].copy_from_slice(key(i));
-                emit(labels[i as usize], &out);
-            }
-            if tick_at == perm.len() {
-                out[..width].copy_from_slice(&omega);
-                emit(TICK, &out);
-            }
-            ctx.found_words = out;
-        });
-        result
-    }
 }
 
 impl TransitionSystem for CspSystem {
@@ -664,7 +626,7 @@ impl TransitionSystem for CspSystem {
                 ctx.out.clear();
                 let r = match &shared.shape {
                     Shape::Network { .. } => self.network_successors(ctx, sec, state.0),
-                    Shape::Term => shared
+                    Shape::Term { .. } => shared
                         .leaves
                         .moves(&shared.sem, sec, state.0)
                         .map(|moves| ctx.out.extend_from_slice(&moves)),
@@ -715,54 +677,17 @@ impl TransitionSystem for CspSystem {
         Some(crate::ts::StateNumber(state.0))
     }
 
-    /// A network whose positions are all explicit encodes a state as its packed vector of
-    /// leaf numbers: each position's leaves are numbered breadth first in the canonical order
-    /// of their transitions when the system is made, so the vector depends on the script
-    /// only. Other systems number some processes as met and have no canonical encoding.
+    /// See [`CspSystem::encoding_width`].
     fn encoded_width(&self) -> Result<usize, NoCanonicalEncoding> {
-        match &self.shared.shape {
-            // One more word when the last one's highest bit is used (see the trait).
-            Shape::Network {
-                layout,
-                all_explicit: true,
-                ..
-            } => Ok(layout.words() + usize::from(!layout.top_bit_free())),
-            Shape::Network { positions, .. } => {
-                let lazy = positions
-                    .iter()
-                    .position(|p| matches!(p, Position::Lazy(_)))
-                    .unwrap_or(0);
-                Err(NoCanonicalEncoding(format!(
-                    "component {} of the process has more than {EXPLICIT_LEAVES} states, or \
-                     could not be explored on its own: its states are numbered as met, which \
-                     another process or a later run would not repeat",
-                    lazy + 1
-                )))
-            }
-            Shape::Term => Err(NoCanonicalEncoding(
-                "the process is not a parallel composition (a network) of processes explored \
-                 on their own: its states are numbered as met, which another process or a \
-                 later run would not repeat"
-                    .to_string(),
-            )),
-        }
+        self.encoding_width()
     }
 
     fn encoded_bits(&self) -> Result<u32, NoCanonicalEncoding> {
-        self.encoded_width()?;
-        let Shape::Network { layout, .. } = &self.shared.shape else {
-            unreachable!("a system with an encoding is a network");
-        };
-        // An extra word, where there is one, is always 0.
-        Ok(layout.bits())
+        self.encoding_bits()
     }
 
     fn encode_state(&self, state: &CspState, words: &mut [u32]) {
-        let Shape::Network { index, .. } = &self.shared.shape else {
-            unreachable!("encode_state needs a canonical encoding");
-        };
-        words.fill(0);
-        index.read_key(state.0, &mut words[..index.width()]);
+        self.encode(state, words);
     }
 
     fn for_each_encoded_successor(&self, words: &[u32], emit: &mut dyn FnMut(Label, &[u32])) {
@@ -772,43 +697,6 @@ impl TransitionSystem for CspSystem {
     }
 
     fn decode_state(&self, words: &[u32]) -> Option<CspState> {
-        let Shape::Network {
-            positions,
-            layout,
-            index,
-            omega,
-            all_explicit: true,
-            ..
-        } = &self.shared.shape
-        else {
-            return None;
-        };
-        let width = layout.words();
-        if Ok(words.len()) != self.encoded_width() || words[width..].iter().any(|&w| w != 0) {
-            return None;
-        }
-        let words = &words[..width];
-        if words == layout.omega().as_slice() {
-            return Some(CspState(*omega));
-        }
-        // Every field must name a leaf of its position, and bits outside fields be clear.
-        let mut rebuilt = vec![0; layout.words()];
-        for (p, position) in positions.iter().enumerate() {
-            let Position::Explicit(lts) = position else {
-                return None;
-            };
-            let n = layout.get(words, p);
-            if n as usize >= lts.terms.len() {
-                return None;
-            }
-            layout.set(&mut rebuilt, p, n);
-        }
-        if rebuilt != words {
-            return None;
-        }
-        self.with_context(|ctx, _| {
-            let handle = ctx.handle.as_mut()?;
-            index.insert(handle, words).ok().map(|(n, _)| CspState(n))
-        })
+        self.decode(words)
     }
 }
