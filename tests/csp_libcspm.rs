@@ -70,21 +70,6 @@ const PASS_REJECTED: &[(&str, &str, &str)] = &[
         "weft compares values as it computes them and refuses the incomplete dotted value `IA.1` (libcspm only type-checks this file)",
     ),
     (
-        "typechecker/should_pass/nested_paramterisation.csp",
-        "unknown module",
-        "a module declared inside an instance (`X1::N`) cannot be instantiated yet: flattening registers nested modules under their module's name only",
-    ),
-    (
-        "typechecker/should_pass/nested_paramterisation2.csp",
-        "unknown module",
-        "a module declared inside an instance (`X1::N`) cannot be instantiated yet",
-    ),
-    (
-        "typechecker/should_pass/nested_paramterisation3.csp",
-        "unknown module",
-        "a module declared inside an instance (`X1::N`) cannot be instantiated yet",
-    ),
-    (
         "typechecker/should_pass/recursive_eq.csp",
         "depends on itself",
         "`subtype C = F2.B` of a recursive datatype: weft lowers a subtype to a set, which recursion makes infinite",
@@ -103,16 +88,6 @@ const PASS_REJECTED: &[(&str, &str, &str)] = &[
         "evaluator/should_pass/module_instance_transparent.csp",
         "N::normal",
         "`transparent normal` inside a module does not define `N::normal`",
-    ),
-    (
-        "evaluator/should_pass/nested_parameterisations.csp",
-        "unknown module",
-        "a module declared inside an instance (`X1::N`) cannot be instantiated yet",
-    ),
-    (
-        "evaluator/should_pass/nested_parameterisations2.csp",
-        "unknown module",
-        "a module declared inside an instance (`X1::N`) cannot be instantiated yet",
     ),
     (
         "prettyprinter/should_pass/complete.csp",

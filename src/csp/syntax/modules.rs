@@ -34,7 +34,7 @@ pub fn flatten(decls: Vec<Decl>, next_id: &mut u32) -> Vec<Decl> {
     let mut modules: HashMap<Name, Arc<ModuleDecl>> = HashMap::new();
     collect_modules(&decls, "", &mut modules);
     let ids = Cell::new(*next_id);
-    let out = flatten_in(decls, &modules, "", 0, &ids);
+    let out = flatten_in(decls, &mut modules, "", 0, &ids);
     *next_id = ids.get();
     out
 }
@@ -57,7 +57,7 @@ const MAX_DEPTH: usize = 32;
 
 fn flatten_in(
     decls: Vec<Decl>,
-    modules: &HashMap<Name, Arc<ModuleDecl>>,
+    modules: &mut HashMap<Name, Arc<ModuleDecl>>,
     scope: &str,
     depth: usize,
     ids: &Cell<u32>,
@@ -82,7 +82,8 @@ fn flatten_in(
             DeclKind::Instance(name, module, args) => {
                 let found = modules
                     .get(&*format!("{scope}{}", module.name))
-                    .or_else(|| modules.get(&module.name));
+                    .or_else(|| modules.get(&module.name))
+                    .cloned();
                 let Some(m) = found else {
                     out.push(invalid(
                         &d,
@@ -120,7 +121,7 @@ fn flatten_in(
                 }
                 let qualified = format!("{scope}{}", m.name.name);
                 out.extend(instantiate(
-                    m,
+                    &m,
                     &name.name,
                     &qualified,
                     Some(args),
@@ -163,7 +164,7 @@ fn instantiate(
     prefix: &str,
     qualified: &str,
     args: Option<&Vec<Expr>>,
-    modules: &HashMap<Name, Arc<ModuleDecl>>,
+    modules: &mut HashMap<Name, Arc<ModuleDecl>>,
     depth: usize,
     ids: &Cell<u32>,
 ) -> Vec<Decl> {
@@ -201,11 +202,50 @@ fn instantiate(
         }
     }
     let names = Names { map: names, ids };
+    // the modules exported from inside, as members of this copy: `instance J = I::N(...)`
+    // (a private one is not reachable from outside)
+    for d in &m.exported {
+        if let DeclKind::Module(inner) = &d.kind {
+            let copy = nested_module_copy(inner, &names);
+            modules.insert(
+                format!("{prefix}::{}", inner.name.name).into(),
+                Arc::new(copy),
+            );
+        }
+    }
     for mut d in private.into_iter().chain(exported) {
         rename_decl(&mut d, &names);
         out.push(d);
     }
     out
+}
+
+/// A module declared inside another, as a member of one copy of the outer module: the outer
+/// members it uses get that copy's names, except those its own parameters and declarations
+/// shadow.
+fn nested_module_copy(inner: &ModuleDecl, outer: &Names) -> ModuleDecl {
+    let mut own: Vec<Name> = inner
+        .params
+        .iter()
+        .flatten()
+        .map(|p| p.name.clone())
+        .collect();
+    for d in inner.private.iter().chain(&inner.exported) {
+        own.extend(defined_names(d));
+    }
+    let mut map = outer.map.clone();
+    for n in &own {
+        map.remove(n);
+    }
+    let names = Names {
+        map,
+        ids: outer.ids,
+    };
+    let mut copy = inner.clone();
+    for d in copy.private.iter_mut().chain(copy.exported.iter_mut()) {
+        rename_decl(d, &names);
+    }
+    copy
 }
 
 /// The names a (flattened) declaration defines.
