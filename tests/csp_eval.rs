@@ -469,7 +469,7 @@ Alpha = || i : {0, 1} @ [{a.i}] a.i -> STOP
         panic!("alpha parallel")
     };
     assert_eq!(parts.len(), 2);
-    assert_eq!(s.show(&Value::Set(parts[1].0.clone())), "{a.1}");
+    assert_eq!(s.show(&Value::Set(parts[1].0.clone().into())), "{a.1}");
     let e = load("channel a\nS = {a}\nP = |~| x : {} @ STOP\n");
     assert!(e.process("P", &[]).is_err());
     let e = load("channel a : {0}\nP = STOP \\ {a}\n")

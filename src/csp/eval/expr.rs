@@ -52,7 +52,8 @@ impl Evaluator {
     /// The elements a generator draws from.
     pub(super) fn elements(&self, e: &Expr, env: &mut Env) -> EResult<Arc<[Value]>> {
         match self.eval(e, env)? {
-            Value::Set(s) | Value::Seq(s) => Ok(s),
+            Value::Set(s) => Ok(s.items().clone()),
+            Value::Seq(s) => Ok(s),
             v @ Value::Infinite(_) => {
                 Err(self.infinite_error(e.span, &v, "a comprehension or replicated operator"))
             }
@@ -646,7 +647,7 @@ impl Evaluator {
                 ));
             }
         }
-        Ok(items.clone())
+        Ok(items.items().clone())
     }
 }
 

@@ -292,7 +292,7 @@ impl Evaluator {
             infinite.insert(0, finite);
         }
         if infinite.len() == 1 {
-            return infinite.pop().unwrap_or(Value::Set(Arc::from([])));
+            return infinite.pop().unwrap_or(Value::Set([].into()));
         }
         InfSet::Union(infinite.into()).value()
     }
@@ -337,7 +337,7 @@ impl Evaluator {
                 }
                 Ok(Value::Set(out.into()))
             }
-            _ if a == b => Ok(Value::Set(Arc::from([]))),
+            _ if a == b => Ok(Value::Set([].into())),
             _ if matches!(b, Value::Set(s) if s.is_empty()) => Ok(a.clone()),
             _ => Ok(InfSet::Diff(a.clone(), b.clone()).value()),
         }
@@ -457,8 +457,8 @@ impl Evaluator {
                 self.write_value(s, v);
                 s.push_str("|}");
             }
-            InfSet::Union(parts) => call(self, s, "Union", &[Value::Set(parts.clone())]),
-            InfSet::Inter(parts) => call(self, s, "Inter", &[Value::Set(parts.clone())]),
+            InfSet::Union(parts) => call(self, s, "Union", &[Value::Set(parts.clone().into())]),
+            InfSet::Inter(parts) => call(self, s, "Inter", &[Value::Set(parts.clone().into())]),
             InfSet::Diff(a, b) => call(self, s, "diff", &[a.clone(), b.clone()]),
         }
     }
@@ -609,9 +609,9 @@ impl Evaluator {
 
 /// The union of two finite sets (sorted, without duplicates) by one merge; a set that holds
 /// the other is returned itself, shared (`union(K, {f})` for an `f` already in `K` is `K`).
-pub(super) fn union_sorted(a: &Arc<[Value]>, b: &Arc<[Value]>) -> Value {
+pub(super) fn union_sorted(a: &SetElems, b: &SetElems) -> Value {
     use std::cmp::Ordering;
-    if Arc::ptr_eq(a, b) || b.is_empty() {
+    if Arc::ptr_eq(a.items(), b.items()) || b.is_empty() {
         return Value::Set(a.clone());
     }
     if a.is_empty() {

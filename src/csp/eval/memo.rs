@@ -49,9 +49,8 @@ pub(super) const MAX_RESULTS_WEIGHT: usize = 1 << 22;
 /// The number of values at the top of `v`: its elements or fields, or 1.
 fn shallow_weight(v: &Value) -> usize {
     1 + match v {
-        Value::Tuple(a) | Value::Set(a) | Value::Seq(a) | Value::Dot(a) | Value::InfSeq(a, _) => {
-            a.len()
-        }
+        Value::Set(a) => a.len(),
+        Value::Tuple(a) | Value::Seq(a) | Value::Dot(a) | Value::InfSeq(a, _) => a.len(),
         Value::Map(m) => 2 * m.len(),
         _ => 0,
     }

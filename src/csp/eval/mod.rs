@@ -112,7 +112,7 @@ type EResult<T> = Result<T, CspError>;
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum FieldSet {
     /// A finite set of values.
-    Finite(Arc<[Value]>),
+    Finite(SetElems),
     /// A set weft does not enumerate (`Int`, `Seq(X)`, ...).
     Infinite(Arc<InfSet>),
     /// The values of a datatype (by index), which may be infinite.

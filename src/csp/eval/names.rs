@@ -35,7 +35,7 @@ impl Evaluator {
             GlobalKind::Char => InfSet::Chars.value(),
             GlobalKind::EmptyMap => Value::Map(Arc::from([])),
             GlobalKind::ProcType => InfSet::Procs.value(),
-            GlobalKind::Bool => Value::Set(Arc::from(vec![Value::Bool(false), Value::Bool(true)])),
+            GlobalKind::Bool => Value::Set(vec![Value::Bool(false), Value::Bool(true)].into()),
             GlobalKind::Events => self.events_value()?,
             GlobalKind::True => Value::Bool(true),
             GlobalKind::False => Value::Bool(false),

@@ -63,7 +63,7 @@ impl Evaluator {
             }
             // FDR2's closure of a value that is not dotted is the value itself
             _ if v.is_comparable() && !matches!(v, Value::Dot(_)) => {
-                Ok(Value::Set(Arc::from([v.clone()])))
+                Ok(Value::Set([v.clone()].into()))
             }
             _ => Err(self.err(
                 span,
@@ -244,7 +244,12 @@ impl Evaluator {
                 Some(used) => {
                     let key: Vec<Binding> = used
                         .iter()
-                        .map(|n| env.iter().rev().find(|(m, _)| m == n).map(|(_, b)| b.clone()))
+                        .map(|n| {
+                            env.iter()
+                                .rev()
+                                .find(|(m, _)| m == n)
+                                .map(|(_, b)| b.clone())
+                        })
                         .collect::<Option<_>>()
                         .ok_or_else(|| self.internal("an input variable of a prefix is unbound"))?;
                     match bodies.bodies.get(&key) {
@@ -326,7 +331,8 @@ impl Evaluator {
                         if nondet {
                             chosen.push(v.clone());
                         }
-                        let r = self.prefix_fields(pre, chan, i + 1, next, env, chosen, out, bodies);
+                        let r =
+                            self.prefix_fields(pre, chan, i + 1, next, env, chosen, out, bodies);
                         if nondet {
                             chosen.pop();
                         }

@@ -130,7 +130,7 @@ impl Evaluator {
             let sets: Vec<Arc<[Value]>> = values
                 .iter()
                 .filter_map(|v| match v {
-                    Value::Set(s) => Some(s.clone()),
+                    Value::Set(s) => Some(s.items().clone()),
                     _ => None,
                 })
                 .collect();
@@ -158,7 +158,7 @@ impl Evaluator {
             let vals = out.into_iter().map(|t| Value::Tuple(t.into())).collect();
             return Ok(FieldSet::Finite(match Value::set_from(vals) {
                 Value::Set(s) => s,
-                _ => Arc::from(Vec::new()),
+                _ => Vec::new().into(),
             }));
         }
         match self.eval(e, &mut env)? {
@@ -202,7 +202,7 @@ impl Evaluator {
             match self.field_value(f)? {
                 Value::Set(s) => {
                     total = total.saturating_mul(s.len());
-                    sets.push(s.clone());
+                    sets.push(s.items().clone());
                 }
                 other => {
                     return Err(self.err(

@@ -28,8 +28,8 @@ pub enum Value {
     Char(char),
     /// A tuple of two or more values.
     Tuple(Arc<[Value]>),
-    /// A finite set: sorted, no duplicates.
-    Set(Arc<[Value]>),
+    /// A finite set: sorted, no duplicates (with its hash, see [`SetElems`]).
+    Set(SetElems),
     /// A sequence.
     Seq(Arc<[Value]>),
     /// An infinite sequence `<m..>` (after a finite prefix): the values of the prefix, then
@@ -118,16 +118,111 @@ impl Value {
     pub fn is_comparable(&self) -> bool {
         match self {
             Value::Func(_) | Value::Proc(_) => false,
-            Value::Tuple(v)
-            | Value::Set(v)
-            | Value::Seq(v)
-            | Value::Dot(v)
-            | Value::InfSeq(v, _) => v.iter().all(Value::is_comparable),
+            Value::Set(v) => v.iter().all(Value::is_comparable),
+            Value::Tuple(v) | Value::Seq(v) | Value::Dot(v) | Value::InfSeq(v, _) => {
+                v.iter().all(Value::is_comparable)
+            }
             Value::Map(m) => m
                 .iter()
                 .all(|(k, v)| k.is_comparable() && v.is_comparable()),
             _ => true,
         }
+    }
+}
+
+/// The elements of a finite set (sorted, no duplicates) with their hash, computed once when
+/// the set is made: hashing a set (a key of the memo, an argument of a process call, a
+/// captured binding of a prefix) is then one word however large the set, and two sets with
+/// different hashes differ without comparing their elements. Sets of sets hash in time
+/// linear in their own size. The order of sets is that of their elements, as before.
+#[derive(Clone, Debug)]
+pub struct SetElems {
+    items: Arc<[Value]>,
+    hash: u64,
+}
+
+impl SetElems {
+    /// The set of `items` (sorted, without duplicates: the caller's promise).
+    pub fn new(items: Arc<[Value]>) -> SetElems {
+        use std::hash::{Hash, Hasher};
+        let mut h = crate::hash::WordHasher::default();
+        items.hash(&mut h);
+        SetElems {
+            hash: h.finish(),
+            items,
+        }
+    }
+
+    /// The elements, shared.
+    pub fn items(&self) -> &Arc<[Value]> {
+        &self.items
+    }
+}
+
+impl std::ops::Deref for SetElems {
+    type Target = Arc<[Value]>;
+
+    fn deref(&self) -> &Arc<[Value]> {
+        &self.items
+    }
+}
+
+impl PartialEq for SetElems {
+    fn eq(&self, other: &SetElems) -> bool {
+        self.hash == other.hash && self.items == other.items
+    }
+}
+
+impl Eq for SetElems {}
+
+impl PartialOrd for SetElems {
+    fn partial_cmp(&self, other: &SetElems) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for SetElems {
+    fn cmp(&self, other: &SetElems) -> std::cmp::Ordering {
+        if Arc::ptr_eq(&self.items, &other.items) {
+            return std::cmp::Ordering::Equal;
+        }
+        self.items.cmp(&other.items)
+    }
+}
+
+impl std::hash::Hash for SetElems {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        state.write_u64(self.hash);
+    }
+}
+
+impl From<Arc<[Value]>> for SetElems {
+    fn from(items: Arc<[Value]>) -> SetElems {
+        SetElems::new(items)
+    }
+}
+
+impl From<Vec<Value>> for SetElems {
+    fn from(items: Vec<Value>) -> SetElems {
+        SetElems::new(items.into())
+    }
+}
+
+impl From<&[Value]> for SetElems {
+    fn from(items: &[Value]) -> SetElems {
+        SetElems::new(items.into())
+    }
+}
+
+impl<const N: usize> From<[Value; N]> for SetElems {
+    fn from(items: [Value; N]) -> SetElems {
+        SetElems::new(Arc::from(items))
+    }
+}
+
+impl FromIterator<Value> for SetElems {
+    fn from_iter<I: IntoIterator<Item = Value>>(iter: I) -> SetElems {
+        SetElems::new(iter.into_iter().collect())
     }
 }
 

@@ -44,7 +44,7 @@ impl BuiltinCall<'_> {
 /// The elements of `v` if it is a finite set.
 fn as_set(v: &Value) -> Option<Arc<[Value]>> {
     match v {
-        Value::Set(s) => Some(s.clone()),
+        Value::Set(s) => Some(s.items().clone()),
         _ => None,
     }
 }

@@ -15,7 +15,7 @@ pub(super) fn set_of_seq(c: &BuiltinCall) -> EResult<Value> {
 /// `seq(s)`: a finite set as a sequence, in value order.
 pub(super) fn seq_of_set(c: &BuiltinCall) -> EResult<Value> {
     match &c.args[0] {
-        Value::Set(s) => Ok(Value::Seq(s.clone())),
+        Value::Set(s) => Ok(Value::Seq(s.items().clone())),
         _ => c.bad("a finite set"),
     }
 }
