@@ -4,6 +4,7 @@
 
 #![forbid(unsafe_code)]
 
+use std::cell::Cell;
 use std::fmt;
 use std::num::NonZeroUsize;
 use std::str::FromStr;
@@ -113,4 +114,36 @@ mod tests {
             .parse::<Threads>()
             .is_err());
     }
+}
+
+/// Stack a thread's deep recursions (the CSPm evaluator's) may use where the thread did not
+/// say otherwise with [`set_stack_budget`]: safe on the 2 MiB stacks of spawned threads.
+pub const DEFAULT_STACK_BUDGET: usize = 1 << 20;
+
+/// Stack a worker thread of the engines is given (virtual memory only; pages are touched as
+/// used): successor functions may recurse deeply (nested process terms, recursive functions).
+pub const WORKER_STACK_BYTES: usize = 64 << 20;
+
+/// Stack left unbudgeted on a worker thread, for what runs below and above the recursions.
+const WORKER_STACK_RESERVE: usize = 8 << 20;
+
+thread_local! {
+    static STACK_BUDGET: Cell<usize> = const { Cell::new(DEFAULT_STACK_BUDGET) };
+}
+
+/// Sets how many bytes of stack deep recursions may use on the calling thread (a few MiB
+/// below the thread's stack size): past it they fail with an error instead of overflowing.
+pub fn set_stack_budget(bytes: usize) {
+    STACK_BUDGET.with(|b| b.set(bytes));
+}
+
+/// The calling thread's stack budget (see [`set_stack_budget`]).
+pub fn stack_budget() -> usize {
+    STACK_BUDGET.with(Cell::get)
+}
+
+/// Sets the budget of a thread started with [`WORKER_STACK_BYTES`] of stack: call it first
+/// thing on such a thread.
+pub fn enter_worker_thread() {
+    set_stack_budget(WORKER_STACK_BYTES - WORKER_STACK_RESERVE);
 }

@@ -207,7 +207,9 @@ where
         for (i, builder) in builders.into_iter().enumerate() {
             let handle = std::thread::Builder::new()
                 .name(format!("weft-worker-{i}"))
+                .stack_size(crate::threads::WORKER_STACK_BYTES)
                 .spawn_scoped(scope, move || {
+                    crate::threads::enter_worker_thread();
                     let mut worker = timely::worker::Worker::new(
                         timely::WorkerConfig::default(),
                         build_allocator(builder),

@@ -253,6 +253,8 @@ impl Engine {
             // Successor functions may recurse deeply (nested process terms): reserve room
             // (virtual memory only; pages are touched as used).
             .stack_size(WORKER_STACK_BYTES)
+            // ...and let the evaluator use it (its default budget suits 2 MiB stacks).
+            .start_handler(|_| crate::threads::enter_worker_thread())
             .build()
             .map_err(|e| ExploreError::Threads {
                 threads: threads.get(),

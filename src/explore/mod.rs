@@ -34,8 +34,7 @@ pub use ids::{CanonicalId, ProvisionalId};
 pub use index::{IndexFull, IndexHandle, StateIndex};
 pub use limits::{ResourceLimits, StopReason, StopSignal, Watchdog};
 
-/// Stack size of the worker threads.
-pub const WORKER_STACK_BYTES: usize = 64 << 20;
+pub use crate::threads::WORKER_STACK_BYTES;
 
 /// What a search has done when a level ends.
 #[derive(Clone, Copy, Debug, Default, serde::Serialize)]

@@ -6,7 +6,6 @@ use super::*;
 thread_local! {
     static DEPTH: Cell<u32> = const { Cell::new(0) };
     static STACK_BASE: Cell<usize> = const { Cell::new(0) };
-    static STACK_BUDGET: Cell<usize> = const { Cell::new(DEFAULT_STACK_BUDGET) };
     static IN_PROGRESS: RefCell<Vec<(u8, u32)>> = const { RefCell::new(Vec::new()) };
     /// The constant definitions and calls being evaluated, innermost last, each with whether
     /// it was named inside its own body (see `Evaluator::self_reference`).
@@ -23,7 +22,7 @@ pub(super) fn in_progress(key: (u8, u32)) -> bool {
 /// few MiB below the thread's stack size. Unoptimised builds use about 40 KiB of stack per
 /// level of CSPm function recursion, optimised builds about 4 KiB.
 pub fn set_thread_stack_budget(bytes: usize) {
-    STACK_BUDGET.with(|b| b.set(bytes));
+    crate::threads::set_stack_budget(bytes);
 }
 
 pub(super) fn stack_address() -> usize {
@@ -57,7 +56,7 @@ impl Drop for StackGuard {
 
 pub(super) fn stack_exhausted() -> bool {
     let base = STACK_BASE.with(Cell::get);
-    base != 0 && base.saturating_sub(stack_address()) > STACK_BUDGET.with(Cell::get)
+    base != 0 && base.saturating_sub(stack_address()) > crate::threads::stack_budget()
 }
 
 pub(super) struct DepthGuard;

@@ -72,9 +72,7 @@ use tables::{LoadCells, Tables};
 /// Deepest nesting of function and process calls the evaluator follows.
 pub const MAX_EVAL_DEPTH: u32 = 1_000_000;
 
-/// Stack the evaluator may use on a thread that did not call [`set_thread_stack_budget`]
-/// (safe on the 2 MiB stacks of spawned threads).
-pub const DEFAULT_STACK_BUDGET: usize = 1 << 20;
+pub use crate::threads::DEFAULT_STACK_BUDGET;
 
 /// Largest set or sequence the evaluator builds.
 pub const MAX_COLLECTION: usize = 10_000_000;
