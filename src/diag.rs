@@ -136,6 +136,7 @@ pub fn kind_name(kind: ErrorKind) -> &'static str {
         ErrorKind::Type => "type",
         ErrorKind::Eval => "eval",
         ErrorKind::Limit => "limit",
+        ErrorKind::Stopped => "stopped",
     }
 }
 

@@ -335,6 +335,37 @@ fn the_state_limit_stops_a_check_with_exit_code_2() {
     assert!(err.contains("state limit"), "{err}");
 }
 
+/// A compression of a process with endless states: exploring it to compress it is stopped by
+/// the time limit as a search is (it ran until 5,000,000 states, tens of seconds, before),
+/// and an assertion that needs it again is stopped by its own limit, not by the earlier one.
+#[test]
+fn the_time_limit_stops_a_compression_being_made() {
+    let path = scratch(
+        "endless_compression.csp",
+        "channel c : Int\n\
+         channel d\n\
+         COUNT(n) = c.n -> COUNT(n + 1)\n\
+         P = d -> STOP\n\
+         assert sbisim(COUNT(0)) :[deadlock free [F]]\n\
+         assert P :[deadlock free [F]]\n\
+         assert STOP [T= sbisim(COUNT(0))\n",
+    );
+    let file = path.display().to_string();
+    let started = std::time::Instant::now();
+    let (code, out, err) = weft(&["check", &file, "--timeout", "2s"]);
+    assert!(
+        started.elapsed().as_secs() < 20,
+        "took {:?}",
+        started.elapsed()
+    );
+    assert_eq!(code, 2, "{out}{err}");
+    let lines: Vec<&str> = out.lines().filter(|l| l.contains(": assert ")).collect();
+    assert_eq!(lines.len(), 3, "{out}");
+    assert!(lines[0].contains("stopped by the time limit"), "{out}");
+    assert!(lines[1].ends_with(": fails"), "{out}");
+    assert!(lines[2].contains("stopped by the time limit"), "{out}");
+}
+
 /// A script whose second assertion never ends: the time limit stops that one, and the
 /// assertions before and after it still get their verdicts; the summary counts each kind and
 /// the exit code is 2 (an assertion has no verdict).

@@ -29,6 +29,9 @@ pub enum ErrorKind {
     Eval,
     /// A limit was hit (nesting depth, set size).
     Limit,
+    /// The run's stop signal (`--timeout`, `--max-memory`, an interrupt) was raised while the
+    /// work ran (making a compression): no verdict, and nothing wrong with the script.
+    Stopped,
 }
 
 /// A positioned error: displayed as `file:line:col: error: message` (one line, for logs);

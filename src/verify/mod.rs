@@ -444,8 +444,11 @@ impl AssertionRun {
                 if reason == StopReason::MemoryLimit {
                     // Let the next assertion have the memory the kept processes hold.
                     self.explored.clear();
-                    self.systems.clear();
                 }
+                // A system may keep a compression the stop cut short (it stays in its slot,
+                // to be met when a search next reaches it): the next assertion makes its
+                // systems again.
+                self.systems.clear();
                 result.verdict = Verdict::Stopped { reason, states };
                 result.states = states;
             }
@@ -468,27 +471,52 @@ impl AssertionRun {
     }
 
     /// `process` as a system (made once per process).
-    fn system(&mut self, process: &Proc) -> Result<Arc<CspSystem>, VerifyError> {
+    fn system(&mut self, process: &Proc, stop: &StopSignal) -> Result<Arc<CspSystem>, Interrupted> {
         if let Some(s) = self.systems.get(process) {
-            return s.clone();
+            if let Ok(system) = s {
+                system.set_stop(stop);
+            }
+            return s.clone().map_err(Interrupted::Error);
         }
-        let made = CspSystem::new(&self.script, process)
-            .map(Arc::new)
-            .map_err(VerifyError::from);
+        let made = CspSystem::new_until(&self.script, process, stop);
+        if let Err(e) = &made {
+            if e.kind == crate::csp::ErrorKind::Stopped {
+                // Stopped by this assertion's limits: the next one makes it again.
+                return Err(Interrupted::Stopped(
+                    stop.reason().unwrap_or(StopReason::Interrupted),
+                    0,
+                ));
+            }
+        }
+        let made = made.map(Arc::new).map_err(VerifyError::from);
         self.systems.insert(process.clone(), made.clone());
-        made
+        made.map_err(Interrupted::Error)
     }
 
     /// After a search of `system`: the evaluation error it met, if any (the search's result
-    /// is then void, and so is the system for later assertions).
-    fn system_error(&mut self, process: &Proc, system: &CspSystem) -> Result<(), VerifyError> {
+    /// is then void, and so is the system for later assertions). A compression stopped by
+    /// `stop` is a stop, and the system is made again for the next assertion.
+    fn system_error(
+        &mut self,
+        process: &Proc,
+        system: &CspSystem,
+        stop: &StopSignal,
+    ) -> Result<(), Interrupted> {
         match system.take_error() {
             None => Ok(()),
+            Some(e) if e.kind == crate::csp::ErrorKind::Stopped => {
+                self.systems.remove(process);
+                // Ordering: Relaxed; the search has ended.
+                Err(Interrupted::Stopped(
+                    stop.reason().unwrap_or(StopReason::Interrupted),
+                    self.reached.load(Ordering::Relaxed),
+                ))
+            }
             Some(e) => {
                 let e = VerifyError::from(e);
                 self.systems.insert(process.clone(), Err(e.clone()));
                 self.explored.insert(process.clone(), Err(e.clone()));
-                Err(e)
+                Err(Interrupted::Error(e))
             }
         }
     }
@@ -543,7 +571,7 @@ impl AssertionRun {
         process: &Proc,
         stop: &StopSignal,
     ) -> Result<Arc<Explored>, Interrupted> {
-        let system = self.system(process)?;
+        let system = self.system(process, stop)?;
         let engine = self.engine()?;
         let progress = self.opts.progress.clone();
         if let Some(p) = &progress {
@@ -560,7 +588,7 @@ impl AssertionRun {
         if let Some(p) = &progress {
             p(Progress::Explored);
         }
-        self.system_error(process, &system)?;
+        self.system_error(process, &system, stop)?;
         if let Some(reason) = exploration.stats.stopped {
             return Err(Interrupted::Stopped(reason, exploration.stats.states));
         }
@@ -646,7 +674,7 @@ impl AssertionRun {
         let decided = match check {
             AssertionCheck::Refinement { spec, model, imp } => {
                 let spec = self.explore(spec, stop)?;
-                let system = self.system(imp)?;
+                let system = self.system(imp, stop)?;
                 let engine = self.engine()?;
                 let opts = CheckOptions {
                     model: model_of(*model),
@@ -656,7 +684,7 @@ impl AssertionRun {
                 let system_opts = self.search_options(assertion);
                 let checked = check_system(&engine, &spec.lts, &*system, &opts, &system_opts, stop);
                 self.searched();
-                self.system_error(imp, &system)?;
+                self.system_error(imp, &system, stop)?;
                 let checked = checked.map_err(|e| self.stopped_or_error(e))?;
                 let stats = &checked.result.stats;
                 let searched = Searched {
@@ -695,13 +723,13 @@ impl AssertionRun {
                 self.search(assertion, process, Property::DivergenceFree, tick, stop)?
             }
             AssertionCheck::Deterministic { process, model } => {
-                let system = self.system(process)?;
+                let system = self.system(process, stop)?;
                 let engine = self.engine()?;
                 let system_opts = self.search_options(assertion);
                 let model = model_of(*model);
                 let searched = search_determinism(&engine, &*system, model, &system_opts, stop);
                 self.searched();
-                self.system_error(process, &system)?;
+                self.system_error(process, &system, stop)?;
                 let searched = searched.map_err(|e| self.stopped_or_error(e))?;
                 Decided::searched(searched, &system)
             }
@@ -710,14 +738,14 @@ impl AssertionRun {
                 model,
                 trace,
             } => {
-                let system = self.system(process)?;
+                let system = self.system(process, stop)?;
                 let engine = self.engine()?;
                 let system_opts = self.search_options(assertion);
                 let names: Vec<String> = trace.iter().map(|v| self.script.show(v)).collect();
                 let model = model_of(*model);
                 let searched = search_trace(&engine, &*system, &names, model, &system_opts, stop);
                 self.searched();
-                self.system_error(process, &system)?;
+                self.system_error(process, &system, stop)?;
                 let found = searched.map_err(|e| self.stopped_or_error(e))?;
                 let searched = Searched {
                     states: found.states,
@@ -761,12 +789,12 @@ impl AssertionRun {
         tick: Option<crate::ts::Label>,
         stop: &StopSignal,
     ) -> Result<Decided, Interrupted> {
-        let system = self.system(process)?;
+        let system = self.system(process, stop)?;
         let engine = self.engine()?;
         let system_opts = self.search_options(assertion);
         let searched = search_property(&engine, &*system, property, tick, &system_opts, stop);
         self.searched();
-        self.system_error(process, &system)?;
+        self.system_error(process, &system, stop)?;
         let searched = searched.map_err(|e| self.stopped_or_error(e))?;
         Ok(Decided::searched(searched, &system))
     }

@@ -30,6 +30,9 @@ use super::terms::{int_arg, term, BuildPath, Op, Section};
 /// Most states the argument of a compression may have.
 pub const MAX_COMPRESSED_STATES: usize = 5_000_000;
 
+/// States a compression's exploration fires between two looks at the stop signal.
+const STOP_LOOK_STATES: usize = 256;
+
 /// A compressed process: per state, its transitions (system labels, target states).
 pub(crate) struct CompressedLeaf {
     moves: Vec<Box<[(Label, u32)]>>,
@@ -154,6 +157,19 @@ impl Semantics {
             let id = states[next];
             let moves = self.in_own_section(|sec| self.transitions(sec, term(sec, id), 0))?;
             next += 1;
+            if next % STOP_LOOK_STATES == 0 {
+                if let Some(reason) = self.stop.lock().reason() {
+                    return Err(CspError::unpositioned(
+                        ErrorKind::Stopped,
+                        format!(
+                            "stopped by {} while exploring `{}({})` to compress it",
+                            reason.describe(),
+                            kind.name(),
+                            self.enc.script.show_proc(process)
+                        ),
+                    ));
+                }
+            }
             for &(label, target) in moves.iter() {
                 let t = *number.entry(target).or_insert_with(|| {
                     states.push(target);

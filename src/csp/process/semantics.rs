@@ -42,6 +42,9 @@ pub(crate) struct Semantics {
     pub(crate) enc: Encoding,
     /// Transitions of every term fired so far (part of the system's root set).
     memo: DashMap<TermId, Moves, WordBuildHasher>,
+    /// The signal that stops the long work done outside a search (exploring a process to
+    /// compress it); the run using the system sets it (see `CspSystem::set_stop`).
+    pub(crate) stop: parking_lot::Mutex<crate::explore::StopSignal>,
 }
 
 /// Sorts transitions by label then target in the canonical order of terms
@@ -62,6 +65,7 @@ impl Semantics {
         Semantics {
             enc,
             memo: DashMap::with_hasher(Default::default()),
+            stop: parking_lot::Mutex::new(crate::explore::StopSignal::new()),
         }
     }
 

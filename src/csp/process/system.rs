@@ -216,9 +216,21 @@ impl CspSystem {
     /// need. A larger one is numbered as met; the exploration up front, bounded so, is what
     /// a search that stops early pays for it.
     pub fn new(script: &Arc<Script>, process: &Proc) -> Result<CspSystem, CspError> {
+        CspSystem::new_until(script, process, &crate::explore::StopSignal::new())
+    }
+
+    /// As [`CspSystem::new`], the compressions it makes stopped (with an error of kind
+    /// [`ErrorKind::Stopped`]) when `stop` is raised; `stop` stays the system's until
+    /// [`CspSystem::set_stop`].
+    pub fn new_until(
+        script: &Arc<Script>,
+        process: &Proc,
+        stop: &crate::explore::StopSignal,
+    ) -> Result<CspSystem, CspError> {
         // Ordering: Relaxed; only uniqueness matters.
         let id = NEXT_SYSTEM.fetch_add(1, Ordering::Relaxed);
         let sem = Arc::new(Semantics::new(Encoding::new(script.clone())?));
+        *sem.stop.lock() = stop.clone();
         // While the system is made, the semantics' memo is a root set of its own: a
         // compression that a position's process meets is made outside the construction's
         // section (as `for_each_successor` does), and the construction runs again, so the
@@ -383,6 +395,13 @@ impl CspSystem {
     /// The label of ✓ (successful termination).
     pub fn tick_label() -> Label {
         TICK
+    }
+
+    /// Makes `stop` the signal that stops the compressions the system makes from now on (a
+    /// compression met while a search runs is made then, and the search's signal should stop
+    /// it).
+    pub fn set_stop(&self, stop: &crate::explore::StopSignal) {
+        *self.shared.sem.stop.lock() = stop.clone();
     }
 
     /// The first evaluation error met while firing states, if any (taken: a second call
