@@ -346,6 +346,7 @@ fn the_time_limit_stops_a_compression_being_made() {
          channel d\n\
          COUNT(n) = c.n -> COUNT(n + 1)\n\
          P = d -> STOP\n\
+         CZ = sbisim(COUNT(0))\n\
          assert sbisim(COUNT(0)) :[deadlock free [F]]\n\
          assert P :[deadlock free [F]]\n\
          assert STOP [T= sbisim(COUNT(0))\n",
@@ -364,6 +365,16 @@ fn the_time_limit_stops_a_compression_being_made() {
     assert!(lines[0].contains("stopped by the time limit"), "{out}");
     assert!(lines[1].ends_with(": fails"), "{out}");
     assert!(lines[2].contains("stopped by the time limit"), "{out}");
+    // `weft explore` of the compression: stopped too, with statistics and no verdict.
+    let started = std::time::Instant::now();
+    let (code, out, err) = weft(&["explore", &file, "--process", "CZ", "--timeout", "2s"]);
+    assert!(
+        started.elapsed().as_secs() < 20,
+        "took {:?}",
+        started.elapsed()
+    );
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("time limit"), "{err}");
 }
 
 /// A script whose second assertion never ends: the time limit stops that one, and the

@@ -102,7 +102,9 @@ pub fn run(args: &ExploreArgs) -> Result<i32> {
         )?;
         return report_distributed(&result, args, None, cluster.process);
     }
-    let explored = run_exploration::<Lts>(&lts, args)?;
+    let stop = StopSignal::new();
+    let watchdog = Watchdog::start(args.search.resource_limits(), &stop);
+    let explored = run_exploration::<Lts>(&lts, args, &stop, watchdog)?;
     report(&explored, args, None)
 }
 
@@ -113,7 +115,11 @@ fn run_csp(args: &ExploreArgs) -> Result<i32> {
         eprintln!("{}: note: {}", note.location, note.message);
     }
     let (_, process) = super::csp_model::select_process(&script, args.process.as_deref())?;
-    let system = CspSystem::new(&script, &process)?;
+    // The limits start before the system is made: making it may explore processes to
+    // compress them, which the stop signal stops.
+    let stop = StopSignal::new();
+    let watchdog = Watchdog::start(args.search.resource_limits(), &stop);
+    let system = CspSystem::new_until(&script, &process, &stop)?;
     if let Some(cluster) = args.dist.cluster(&args.search)? {
         let system = Arc::new(system);
         let result = super::distributed::explore(
@@ -129,7 +135,7 @@ fn run_csp(args: &ExploreArgs) -> Result<i32> {
         }
         return report_distributed(&result, args, Some(term_report()), cluster.process);
     }
-    let explored = run_exploration(&system, args)?;
+    let explored = run_exploration(&system, args, &stop, watchdog)?;
     if let Some(e) = system.take_error() {
         return Err(e.into());
     }
@@ -181,8 +187,15 @@ fn report_distributed(
     })
 }
 
-/// Explores `ts` as the arguments ask; writes the `.aut` output if requested.
-pub(crate) fn run_exploration<T: TransitionSystem>(ts: &T, args: &ExploreArgs) -> Result<Explored> {
+/// Explores `ts` as the arguments ask, until `stop` is raised (`watchdog` raises it at the
+/// arguments' limits, and is dropped when the search ends); writes the `.aut` output if
+/// requested.
+pub(crate) fn run_exploration<T: TransitionSystem>(
+    ts: &T,
+    args: &ExploreArgs,
+    stop: &StopSignal,
+    watchdog: Option<Watchdog>,
+) -> Result<Explored> {
     let progress = super::progress::LevelProgress::start("exploring");
     let opts = ExploreOptions {
         threads: args.search.threads(),
@@ -191,8 +204,6 @@ pub(crate) fn run_exploration<T: TransitionSystem>(ts: &T, args: &ExploreArgs) -
         on_level: progress.as_ref().map(|p| p.observer()),
         max_levels: args.max_depth,
     };
-    let stop = StopSignal::new();
-    let watchdog = Watchdog::start(args.search.resource_limits(), &stop);
     if args.out.is_none() && !args.trace {
         // Counts only: the most compact storage the system allows.
         let persistence = Persistence {
@@ -203,7 +214,7 @@ pub(crate) fn run_exploration<T: TransitionSystem>(ts: &T, args: &ExploreArgs) -
             resume: args.resume.clone(),
             fingerprint: model_fingerprint(args)?,
         };
-        let stats = count_states_with(ts, &opts, &stop, &persistence);
+        let stats = count_states_with(ts, &opts, stop, &persistence);
         drop(watchdog);
         if let Some(p) = progress {
             p.finish();
@@ -215,7 +226,7 @@ pub(crate) fn run_exploration<T: TransitionSystem>(ts: &T, args: &ExploreArgs) -
             distribution: None,
         });
     }
-    let result = try_explore(ts, &opts, &stop);
+    let result = try_explore(ts, &opts, stop);
     drop(watchdog);
     if let Some(p) = progress {
         p.finish();
