@@ -335,6 +335,35 @@ fn the_state_limit_stops_a_check_with_exit_code_2() {
     assert!(err.contains("state limit"), "{err}");
 }
 
+/// A process whose tau closure is infinite (each hidden step nests the hiding once more): the
+/// search for a divergence from its first state is bounded by the state limit, and the
+/// assertion is stopped without a verdict (it grew until the memory ran out before).
+#[test]
+fn the_state_limit_bounds_the_search_for_a_divergence() {
+    let path = scratch(
+        "endless_tau_closure.csp",
+        "channel a, b\n\
+         Q = (a -> Q) \\ {a} [] b -> STOP\n\
+         assert Q :[deadlock free]\n\
+         assert Q :[divergence free]\n\
+         assert STOP [FD= Q\n",
+    );
+    let file = path.display().to_string();
+    let started = std::time::Instant::now();
+    let (code, out, err) = weft(&["check", &file, "--max-states", "2000"]);
+    assert!(
+        started.elapsed().as_secs() < 30,
+        "took {:?}",
+        started.elapsed()
+    );
+    assert_eq!(code, 2, "{out}{err}");
+    let lines: Vec<&str> = out.lines().filter(|l| l.contains(": assert ")).collect();
+    assert_eq!(lines.len(), 3, "{out}");
+    for line in lines {
+        assert!(line.contains("stopped by the state limit"), "{out}");
+    }
+}
+
 /// A compression of a process with endless states: exploring it to compress it is stopped by
 /// the time limit as a search is (it ran until 5,000,000 states, tens of seconds, before),
 /// and an assertion that needs it again is stopped by its own limit, not by the earlier one.

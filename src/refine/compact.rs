@@ -175,7 +175,7 @@ pub(crate) fn search_in_process<I: TransitionSystem>(
     stop: &StopSignal,
 ) -> Option<CompactSearch> {
     if let Some(packed) = Packed::new(imp) {
-        let product = Product::new(nf, events, &packed, model, stop);
+        let product = Product::new(nf, events, &packed, model, stop).limited_to(opts.max_states);
         if let Some(searched) = search(engine, &product, packed.bits(), opts, stop) {
             return Some(searched);
         }
@@ -183,7 +183,7 @@ pub(crate) fn search_in_process<I: TransitionSystem>(
         // pairs are kept wide.
         stop.withdraw(StopReason::StateLimit);
     }
-    let product = Product::new(nf, events, imp, model, stop);
+    let product = Product::new(nf, events, imp, model, stop).limited_to(opts.max_states);
     search_encoded(engine, &product, imp, opts, stop)
 }
 
@@ -223,7 +223,7 @@ pub(crate) fn search_product_shared<I: TransitionSystem>(
     let spec_sets = nf.num_sets() as u64;
     let kind = 1 + model as u8;
     if let Some(packed) = Packed::new(imp).filter(|p| nodes_fit(nf, p.bits())) {
-        let product = Product::new(nf, events, &packed, model, stop);
+        let product = Product::new(nf, events, &packed, model, stop).limited_to(opts.max_states);
         let keys = PackedKeys {
             product: &product,
             bits: packed.bits(),
@@ -238,7 +238,7 @@ pub(crate) fn search_product_shared<I: TransitionSystem>(
             stop,
         );
     }
-    let product = Product::new(nf, events, imp, model, stop);
+    let product = Product::new(nf, events, imp, model, stop).limited_to(opts.max_states);
     match EncodedKeys::new(&product, imp) {
         Some(keys) => search_shared(&keys, kind, spec_sets, 0, system_opts, opts, stop),
         None => Ok(None),

@@ -199,7 +199,7 @@ pub fn search_determinism<T: TransitionSystem>(
         ts,
         fd: model.has_divergences(),
         names: LabelNames::new(ts),
-        divergence: DivergenceMemo::new(ts, stop.clone()),
+        divergence: DivergenceMemo::new(ts, stop.clone()).limited_to(system_opts.max_pairs),
     };
     let opts = RunOptions {
         record_transitions: false,

@@ -13,7 +13,7 @@ use std::sync::atomic::Ordering;
 
 use crate::explore::compact::CompactSet;
 use crate::explore::index::Segmented;
-use crate::explore::StopSignal;
+use crate::explore::{StopReason, StopSignal};
 use crate::hash::WordBuildHasher;
 use crate::sync::shim::AtomicU64;
 use crate::ts::{TransitionSystem, TAU};
@@ -29,6 +29,10 @@ pub(crate) struct DivergenceMemo<'a, T: TransitionSystem> {
     /// The search's stop signal: a long tau path (a counter hidden up to a large bound) is
     /// followed only while the search may go on.
     stop: StopSignal,
+    /// The most states one search for a divergence may meet: past it, the search's stop
+    /// signal is raised with the state limit (an infinite tau closure, `P = (a -> P) \\ {a}`
+    /// growing its terms, would grow until the memory is gone).
+    max_states: usize,
     memo: Memo,
 }
 
@@ -105,7 +109,18 @@ impl<'a, T: TransitionSystem> DivergenceMemo<'a, T> {
         } else {
             Memo::Numbered(Box::new(Segmented::new(1)))
         };
-        DivergenceMemo { ts, stop, memo }
+        DivergenceMemo {
+            ts,
+            stop,
+            max_states: usize::MAX,
+            memo,
+        }
+    }
+
+    /// Bounds each search for a divergence to `max` states (the run's state limit, if any).
+    pub(crate) fn limited_to(mut self, max: Option<u64>) -> Self {
+        self.max_states = max.map_or(usize::MAX, |m| m.min(usize::MAX as u64) as usize);
+        self
     }
 
     /// The state's number, or its key (see [`Memo`]).
@@ -207,6 +222,10 @@ impl<'a, T: TransitionSystem> DivergenceMemo<'a, T> {
         while let Some(frame) = t.frames.last_mut() {
             let v = frame.node;
             if t.numbers.len() % 4096 == 4095 && self.stop.is_raised() {
+                return false;
+            }
+            if t.numbers.len() > self.max_states {
+                self.stop.stop(StopReason::StateLimit);
                 return false;
             }
             if frame.next < frame.successors.len() {

@@ -536,7 +536,7 @@ pub fn check_system<I: TransitionSystem>(
         // A violation: the indexed search below finds it at the same level, with its
         // canonical counterexample.
     }
-    let product = Product::new(&nf, &events, imp, model, stop);
+    let product = Product::new(&nf, &events, imp, model, stop).limited_to(system_opts.max_pairs);
     let run = if opts.no_antichain {
         let exact = HashedVisited::new(engine.threads());
         engine.run(&product, &exact, &run_opts, stop)

@@ -119,6 +119,13 @@ impl<'a, I: TransitionSystem> Product<'a, I> {
         }
     }
 
+    /// Bounds each search for a divergence to `max` implementation states (the run's state
+    /// limit, if any).
+    pub(crate) fn limited_to(mut self, max: Option<u64>) -> Self {
+        self.divergence = self.divergence.limited_to(max);
+        self
+    }
+
     /// The specification's event of implementation label `label` ([`FOREIGN`] when the
     /// specification has no event of that name).
     #[inline]

@@ -115,7 +115,7 @@ pub fn search_property<T: TransitionSystem>(
         ts,
         property,
         tick,
-        divergence: DivergenceMemo::new(ts, stop.clone()),
+        divergence: DivergenceMemo::new(ts, stop.clone()).limited_to(system_opts.max_pairs),
     };
     let opts = RunOptions {
         record_transitions: false,
@@ -140,7 +140,8 @@ pub fn search_property<T: TransitionSystem>(
                 ts: &encoded,
                 property,
                 tick,
-                divergence: DivergenceMemo::new(&encoded, stop.clone()),
+                divergence: DivergenceMemo::new(&encoded, stop.clone())
+                    .limited_to(system_opts.max_pairs),
             };
             let keys = PackedKeys {
                 product: &AlonePairs(&alone),

@@ -111,7 +111,7 @@ pub fn search_trace<T: TransitionSystem>(
         wanted: trace,
         fd: model.has_divergences(),
         names: LabelNames::new(ts),
-        divergence: DivergenceMemo::new(ts, stop.clone()),
+        divergence: DivergenceMemo::new(ts, stop.clone()).limited_to(system_opts.max_pairs),
     };
     let opts = RunOptions {
         record_transitions: false,
