@@ -12,7 +12,7 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use dist::{hostfile, root, scratch, weft, weft_distributed_command, WEFT};
+use dist::{hostfile, root, scratch, spawn_distributed, weft, weft_distributed_command, WEFT};
 use serde_json::Value;
 use weft::csp::{load_script, CspSystem};
 use weft::dist::{explore_distributed, Cluster, DistOptions};
@@ -385,27 +385,12 @@ fn weft_distributed_outputs(
     workers: usize,
     extra: &[&str],
 ) -> Vec<(String, i32)> {
-    let hosts = hostfile(processes);
-    let children: Vec<_> = (0..processes)
-        .map(|i| {
-            Command::new(WEFT)
-                .arg("explore")
-                .arg(model)
-                .arg("--json")
-                .args(["--processes", &processes.to_string()])
-                .args(["--process-index", &i.to_string()])
-                .args(["--workers", &workers.to_string()])
-                .arg("--hostfile")
-                .arg(&hosts)
-                .args(["--connect-timeout", "20s"])
-                .args(extra)
-                .stdout(Stdio::piped())
-                .stderr(Stdio::null())
-                .spawn()
-                .unwrap()
-        })
+    let model = model.display().to_string();
+    let extra: Vec<&str> = ["--connect-timeout", "20s"]
+        .into_iter()
+        .chain(extra.iter().copied())
         .collect();
-    children
+    spawn_distributed("explore", &[&model], processes, workers, &extra)
         .into_iter()
         .map(|child| {
             let out = child.wait_with_output().unwrap();

@@ -41,19 +41,18 @@ pub fn hostfile(n: usize) -> PathBuf {
     path
 }
 
-/// Runs `processes` weft processes of `workers` workers each with `command` (`explore`,
-/// `check`, `refines`) and its arguments; returns process 0's JSON output and exit code (the
-/// others print nothing on stdout and exit alike).
-pub fn weft_distributed_command(
+/// Starts `processes` weft processes of `workers` workers each, connected by a fresh host
+/// file, running `command` with its arguments, `--json` and `extra`; stdout piped, stderr
+/// discarded.
+pub fn spawn_distributed(
     command: &str,
     command_args: &[&str],
     processes: usize,
     workers: usize,
     extra: &[&str],
-) -> (Value, i32) {
-    let model = Path::new(command_args[0]);
+) -> Vec<std::process::Child> {
     let hosts = hostfile(processes);
-    let mut children: Vec<_> = (0..processes)
+    (0..processes)
         .map(|i| {
             Command::new(WEFT)
                 .arg(command)
@@ -70,7 +69,21 @@ pub fn weft_distributed_command(
                 .spawn()
                 .unwrap()
         })
-        .collect();
+        .collect()
+}
+
+/// Runs `processes` weft processes of `workers` workers each with `command` (`explore`,
+/// `check`, `refines`) and its arguments; returns process 0's JSON output and exit code (the
+/// others print nothing on stdout and exit alike).
+pub fn weft_distributed_command(
+    command: &str,
+    command_args: &[&str],
+    processes: usize,
+    workers: usize,
+    extra: &[&str],
+) -> (Value, i32) {
+    let model = Path::new(command_args[0]);
+    let mut children = spawn_distributed(command, command_args, processes, workers, extra);
     let deadline = Instant::now() + Duration::from_secs(60);
     let mut codes = Vec::new();
     let mut outputs = Vec::new();

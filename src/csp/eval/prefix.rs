@@ -12,7 +12,7 @@ pub(super) type PrefixMove = (Vec<Value>, Value, Proc);
 /// body per `f`, not one per event). `used` is `None` for other prefixes: nothing is kept.
 pub(super) struct BodyCache {
     used: Option<Arc<[Name]>>,
-    bodies: HashMap<Vec<Binding>, Proc, crate::hash::WordBuildHasher>,
+    bodies: HashMap<Arc<[Binding]>, Proc, crate::hash::WordBuildHasher>,
 }
 
 impl BodyCache {
@@ -242,16 +242,7 @@ impl Evaluator {
             }
             let body = match &bodies.used {
                 Some(used) => {
-                    let key: Vec<Binding> = used
-                        .iter()
-                        .map(|n| {
-                            env.iter()
-                                .rev()
-                                .find(|(m, _)| m == n)
-                                .map(|(_, b)| b.clone())
-                        })
-                        .collect::<Option<_>>()
-                        .ok_or_else(|| self.internal("an input variable of a prefix is unbound"))?;
+                    let key = self.capture(used, env)?;
                     match bodies.bodies.get(&key) {
                         Some(p) => p.clone(),
                         None => {
