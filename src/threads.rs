@@ -1,6 +1,7 @@
 //! [`Threads`]: a number of worker threads, checked once where it is made (a command line's
-//! `--threads`, a test, a default), so that the engines take it as it is. Imports nothing of
-//! weft.
+//! `--threads`, a test, a default), so that the engines take it as it is; and the stack of
+//! worker threads, with the budget of it that deep recursions may use on each thread
+//! ([`set_stack_budget`]). Imports nothing of weft.
 
 #![forbid(unsafe_code)]
 
