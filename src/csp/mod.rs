@@ -27,6 +27,7 @@ pub use eval::{
 };
 pub use process::describe::ComponentState;
 pub use process::labels::TICK;
+pub use process::shared_leaves::SystemMaker;
 pub use process::system::{CspState, CspSystem};
 pub use process::terms::MAX_NESTING;
 pub use source::{Location, SourceMap, Span};

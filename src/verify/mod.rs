@@ -29,6 +29,7 @@ use crate::csp::lexer::Model as CspModel;
 use crate::csp::ComponentState;
 use crate::csp::{
     Assertion, AssertionCheck, CspError, CspState, CspSystem, Location, Proc, Script,
+    SystemMaker,
 };
 use crate::explore::limits::peak_resident_bytes;
 use crate::explore::{
@@ -342,6 +343,11 @@ pub struct AssertionRun {
     engine: Option<Result<Arc<Engine>, VerifyError>>,
     /// Every process made into a system so far, or the error that kept it from being one.
     systems: HashMap<Proc, Result<Arc<CspSystem>, VerifyError>>,
+    /// What makes the systems, shared by them all: each leaf process is explored once and
+    /// each compression made once in the run (made again after a stop).
+    maker: Option<SystemMaker>,
+    /// Leaves explored by the makers dropped so far.
+    leaf_explorations: u64,
     /// Every process explored so far, or the error its exploration ended with (assertions
     /// often share processes).
     explored: HashMap<Proc, Result<Arc<Explored>, VerifyError>>,
@@ -370,6 +376,8 @@ impl AssertionRun {
             opts,
             engine: None,
             systems: HashMap::new(),
+            maker: None,
+            leaf_explorations: 0,
             explored: HashMap::new(),
             reached: Arc::new(AtomicU64::new(0)),
         }
@@ -449,6 +457,7 @@ impl AssertionRun {
                 // to be met when a search next reaches it): the next assertion makes its
                 // systems again.
                 self.systems.clear();
+                self.drop_maker();
                 result.verdict = Verdict::Stopped { reason, states };
                 result.states = states;
             }
@@ -478,7 +487,14 @@ impl AssertionRun {
             }
             return s.clone().map_err(Interrupted::Error);
         }
-        let made = CspSystem::new_until(&self.script, process, stop);
+        let maker = match &self.maker {
+            Some(maker) => maker,
+            None => match SystemMaker::new(&self.script) {
+                Ok(maker) => self.maker.insert(maker),
+                Err(e) => return Err(Interrupted::Error(e.into())),
+            },
+        };
+        let made = maker.system(process, stop);
         if let Err(e) = &made {
             if e.kind == crate::csp::ErrorKind::Stopped {
                 // Stopped by this assertion's limits: the next one makes it again.
@@ -491,6 +507,20 @@ impl AssertionRun {
         let made = made.map(Arc::new).map_err(VerifyError::from);
         self.systems.insert(process.clone(), made.clone());
         made.map_err(Interrupted::Error)
+    }
+
+    /// Drops the maker of systems (its stopped compressions with it).
+    fn drop_maker(&mut self) {
+        if let Some(maker) = self.maker.take() {
+            self.leaf_explorations += maker.leaf_explorations();
+        }
+    }
+
+    /// Number of processes explored on their own (the leaves of networks, and processes
+    /// explored whole) when the run's systems were made: a leaf met by several systems is
+    /// explored once (again after a stop).
+    pub fn leaf_explorations(&self) -> u64 {
+        self.leaf_explorations + self.maker.as_ref().map_or(0, |m| m.leaf_explorations())
     }
 
     /// After a search of `system`: the evaluation error it met, if any (the search's result

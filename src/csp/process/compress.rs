@@ -36,6 +36,8 @@ const STOP_LOOK_STATES: usize = 256;
 /// A compressed process: per state, its transitions (system labels, target states).
 pub(crate) struct CompressedLeaf {
     moves: Vec<Box<[(Label, u32)]>>,
+    /// The compressions its argument applied (sorted): firing it applies them too.
+    nested: Vec<u32>,
 }
 
 /// The compressed LTS of one `compress(k, _)`, made once.
@@ -83,6 +85,8 @@ impl Semantics {
                 ));
             }
         };
+        super::shared_leaves::record_compression(&[k]);
+        super::shared_leaves::record_compression(&leaf.nested);
         let k_term = t.arg(0);
         for &(label, next) in leaf.moves[state as usize].iter() {
             let target = if label == TICK {
@@ -142,6 +146,21 @@ impl Semantics {
     /// Explores `process`, compresses it with `kind`, and tabulates the result. Each state is
     /// fired in a section of its own; the terms stay alive as keys and targets of the memo.
     fn compress(&self, kind: Compression, process: &Proc) -> Result<CompressedLeaf, CspError> {
+        let (explored, nested) = self.recording(|| self.explore_to_compress(kind, process));
+        let (states, transitions) = explored?;
+        let mut leaf = self.compress_explored(kind, states.len() as u32, &transitions);
+        leaf.nested = nested;
+        Ok(leaf)
+    }
+
+    /// The states of `process` and their transitions (source, label, target), numbered
+    /// breadth first in the canonical order of transitions.
+    #[allow(clippy::type_complexity)]
+    fn explore_to_compress(
+        &self,
+        kind: Compression,
+        process: &Proc,
+    ) -> Result<(Vec<TermId>, Vec<(u32, Label, u32)>), CspError> {
         let start = self.in_own_section(|sec| {
             let t = self.enc.build(sec, process, &mut BuildPath::default())?;
             // Fired at once: the memo keeps the term from now on.
@@ -189,6 +208,16 @@ impl Semantics {
                 ));
             }
         }
+        Ok((states, transitions))
+    }
+
+    /// The compression with `kind` of the LTS of `states` states and `transitions`.
+    fn compress_explored(
+        &self,
+        kind: Compression,
+        states: u32,
+        transitions: &[(u32, Label, u32)],
+    ) -> CompressedLeaf {
         // Local labels: tau, ✓, then the events met in the canonical order of events (the
         // system numbers events in the order its workers meet them).
         let labels = &self.enc.labels;
@@ -218,7 +247,7 @@ impl Semantics {
             .iter()
             .map(|&(s, l, t)| (s, local[&l], t))
             .collect();
-        let lts = Lts::from_transitions(0, states.len() as u32, names, &local_transitions);
+        let lts = Lts::from_transitions(0, states, names, &local_transitions);
         let compressed = kind.apply(&lts);
         let moves = (0..compressed.num_states())
             .map(|s| {
@@ -228,6 +257,9 @@ impl Semantics {
                     .collect()
             })
             .collect();
-        Ok(CompressedLeaf { moves })
+        CompressedLeaf {
+            moves,
+            nested: Vec::new(),
+        }
     }
 }

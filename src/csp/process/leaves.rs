@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use dashmap::DashMap;
-use parking_lot::RwLock;
+use parking_lot::{Mutex, RwLock};
 
 use crate::csp::error::CspError;
 use crate::hash::WordBuildHasher;
@@ -19,7 +19,7 @@ use super::terms::{term, Section};
 
 /// The leaves of one position of a network.
 pub(super) enum Position {
-    Explicit(LeafLts),
+    Explicit(Arc<LeafLts>),
     Lazy(LeafTable),
 }
 
@@ -119,6 +119,8 @@ pub(super) struct LeafTable {
     numbers: DashMap<TermId, u32, WordBuildHasher>,
     /// By number; written only under the write lock, which also makes numbering unique.
     pub(super) leaves: RwLock<Vec<Leaf>>,
+    /// The compressions applied in firing its leaves (sorted).
+    pub(super) compressions: Mutex<Vec<u32>>,
 }
 
 impl LeafTable {
@@ -142,15 +144,15 @@ impl LeafTable {
 
     /// A table of the leaves of `lts` (explored whole), with its numbers and transitions:
     /// every state reachable from its first is numbered, canonically.
-    pub(super) fn explored(lts: LeafLts) -> LeafTable {
+    pub(super) fn explored(lts: &LeafLts) -> LeafTable {
         let table = LeafTable::default();
         {
             let mut leaves = table.leaves.write();
-            for (n, (term, moves)) in lts.terms.into_iter().zip(lts.moves).enumerate() {
+            for (n, (&term, moves)) in lts.terms.iter().zip(&lts.moves).enumerate() {
                 table.numbers.insert(term, n as u32);
                 leaves.push(Leaf {
                     term,
-                    moves: Some(moves),
+                    moves: Some(moves.clone()),
                 });
             }
         }
@@ -181,7 +183,11 @@ impl LeafTable {
             }
             leaf.term
         };
-        let fired = sem.transitions(sec, term(sec, t), 0)?;
+        let (fired, ks) = sem.recording(|| sem.transitions(sec, term(sec, t), 0));
+        if !ks.is_empty() {
+            super::shared_leaves::merge_compressions(&mut self.compressions.lock(), &ks);
+        }
+        let fired = fired?;
         let moves: Arc<[(Label, u32)]> = fired
             .iter()
             .map(|&(label, target)| (label, self.number(target)))

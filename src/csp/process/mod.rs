@@ -11,6 +11,7 @@ mod leaves;
 pub(crate) mod network;
 pub(crate) mod priority;
 pub(crate) mod semantics;
+pub(crate) mod shared_leaves;
 mod successor_order;
 pub(crate) mod system;
 pub(crate) mod terms;

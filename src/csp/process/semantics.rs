@@ -18,6 +18,7 @@
 
 #![forbid(unsafe_code)]
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use dashmap::DashMap;
@@ -27,6 +28,7 @@ use crate::term::{TermId, TermRef};
 use crate::ts::{Label, TAU};
 
 use super::labels::TICK;
+use super::shared_leaves::{record_compression, recorded_mark, recorded_since, LeafCache};
 use super::network::{combine, distributed_termination, LeafMoves, NetNode, Scratch};
 use super::terms::{
     int_arg, term, BuildPath, Encoding, Op, Section, MAX_NESTING, STACK_RED_ZONE, STACK_SEGMENT,
@@ -45,6 +47,13 @@ pub(crate) struct Semantics {
     /// The signal that stops the long work done outside a search (exploring a process to
     /// compress it); the run using the system sets it (see `CspSystem::set_stop`).
     pub(crate) stop: parking_lot::Mutex<crate::explore::StopSignal>,
+    /// The leaves explored on their own, by term (shared by the systems made on these
+    /// semantics, see `shared_leaves.rs`).
+    pub(super) leaf_cache: LeafCache,
+    /// The compressions applied in firing each term whose firing applied one (sorted).
+    compress_deps: DashMap<TermId, Arc<[u32]>, WordBuildHasher>,
+    /// `compress_deps` is not empty.
+    any_compress_deps: AtomicBool,
 }
 
 /// Sorts transitions by label then target in the canonical order of terms
@@ -66,6 +75,9 @@ impl Semantics {
             enc,
             memo: DashMap::with_hasher(Default::default()),
             stop: parking_lot::Mutex::new(crate::explore::StopSignal::new()),
+            leaf_cache: LeafCache::default(),
+            compress_deps: DashMap::with_hasher(Default::default()),
+            any_compress_deps: AtomicBool::new(false),
         }
     }
 
@@ -78,6 +90,7 @@ impl Semantics {
             }
         }
         self.enc.for_each_term(visit);
+        self.leaf_cache.for_each_term(visit);
     }
 
     /// Number of terms whose transitions are memoised.
@@ -93,6 +106,13 @@ impl Semantics {
         depth: u32,
     ) -> Result<Moves, CspError> {
         if let Some(m) = self.memo.get(&t.id()) {
+            // Ordering: Relaxed; the entries themselves are behind the map's locks, and one
+            // inserted on another thread is seen with the memo entry that follows it.
+            if self.any_compress_deps.load(Ordering::Relaxed) {
+                if let Some(ks) = self.compress_deps.get(&t.id()) {
+                    record_compression(&ks);
+                }
+            }
             return Ok(m.clone());
         }
         if depth >= MAX_NESTING {
@@ -102,11 +122,18 @@ impl Semantics {
             ));
         }
         let mut out = Vec::new();
+        let mark = recorded_mark();
         stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || {
             self.fire(sec, t, depth + 1, &mut out)
         })?;
         sort_moves(&self.enc, sec, &mut out);
         let moves: Moves = out.into();
+        if recorded_mark() > mark {
+            // Before the memo entry: a thread that finds the entry finds these too.
+            self.compress_deps.insert(t.id(), recorded_since(mark).into());
+            // Ordering: Relaxed; see the memo lookup above.
+            self.any_compress_deps.store(true, Ordering::Relaxed);
+        }
         // Inserted inside the section: the targets are kept from now on.
         self.memo.insert(t.id(), moves.clone());
         Ok(moves)

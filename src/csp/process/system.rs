@@ -49,9 +49,12 @@
 //! All term work for one state runs inside one shared section of the calling thread's
 //! [`TermThread`], so no collection runs meanwhile and the terms read or created there need no
 //! protection. What outlives the section is held by the system's [`RootSet`], registered for
-//! the system's lifetime: the memo of transitions (every fired term and every target), the
-//! activated lazy processes, the leaf table and Ω. They only grow while the system lives;
-//! dropping the system unregisters them and the next collection frees what nothing else holds.
+//! the system's lifetime: the leaf tables and Ω; and by its semantics' (a root set of its own,
+//! registered for as long as the system or the
+//! [`SystemMaker`](super::shared_leaves::SystemMaker) sharing it lives): the memo of
+//! transitions (every fired term and every target), the activated lazy processes and the
+//! leaves explored on their own. They only grow while the system lives; dropping the system
+//! (and its maker) unregisters them and the next collection frees what nothing else holds.
 //! The leaf table's lock is taken only inside shared sections, so a collector (which visits
 //! the roots in its exclusive section) never waits for it.
 
@@ -69,7 +72,8 @@ use crate::ts::{Label, NoCanonicalEncoding, TransitionSystem};
 
 use super::labels::TICK;
 use super::layout::Layout;
-use super::leaves::{LeafLts, LeafTable, NotExplored, Position};
+use super::leaves::{LeafTable, NotExplored, Position};
+use super::shared_leaves::merge_compressions;
 use super::network::{combine, distributed_termination, LeafMoves, NetNode, Scratch};
 use super::semantics::Semantics;
 use super::terms::{term, BuildPath, Encoding, Op, Section};
@@ -120,12 +124,18 @@ pub(super) struct Shared {
     pub(super) leaves: LeafTable,
     initial: u32,
     omega: TermId,
+    /// The compressions fired exploring its leaves when it was made (sorted); those its
+    /// lazy leaves fire are in their tables.
+    compressions: Vec<u32>,
     failed: AtomicBool,
     error: Mutex<Option<CspError>>,
+    /// The registration of `sem` as a root set, where the system owns it (else its
+    /// [`SystemMaker`](super::shared_leaves::SystemMaker) does).
+    _sem_roots: Option<RootRegistration>,
 }
 
-/// While a system is made, its semantics' memo is a root set of its own (see
-/// [`CspSystem::new`]).
+/// A system's semantics' memo is a root set of its own, registered by the system or by the
+/// [`SystemMaker`](super::shared_leaves::SystemMaker) that shares it between systems.
 impl RootSet for Semantics {
     fn for_each_root(&self, visit: &mut dyn FnMut(TermId)) {
         self.for_each_term(visit);
@@ -134,8 +144,8 @@ impl RootSet for Semantics {
 
 impl RootSet for Shared {
     fn for_each_root(&self, visit: &mut dyn FnMut(TermId)) {
+        // The semantics is a root set of its own (see `_sem_roots`).
         visit(self.omega);
-        self.sem.for_each_term(visit);
         for leaf in self.leaves.leaves.read().iter() {
             visit(leaf.term);
         }
@@ -227,22 +237,31 @@ impl CspSystem {
         process: &Proc,
         stop: &crate::explore::StopSignal,
     ) -> Result<CspSystem, CspError> {
+        let sem = Arc::new(Semantics::new(Encoding::new(script.clone())?));
+        // The semantics' memo is a root set of its own, kept by the system.
+        let roots = global().register_roots(sem.clone());
+        CspSystem::on_semantics(&sem, process, stop, Some(roots))
+    }
+
+    /// As [`CspSystem::new_until`], on `sem`, which other systems may share (see
+    /// [`SystemMaker`](super::shared_leaves::SystemMaker)), and which is a registered root
+    /// set (by `sem_roots`, which the system keeps, or by its owner).
+    pub(super) fn on_semantics(
+        sem: &Arc<Semantics>,
+        process: &Proc,
+        stop: &crate::explore::StopSignal,
+        mut sem_roots: Option<RootRegistration>,
+    ) -> Result<CspSystem, CspError> {
         // Ordering: Relaxed; only uniqueness matters.
         let id = NEXT_SYSTEM.fetch_add(1, Ordering::Relaxed);
-        let sem = Arc::new(Semantics::new(Encoding::new(script.clone())?));
         *sem.stop.lock() = stop.clone();
-        // While the system is made, the semantics' memo is a root set of its own: a
-        // compression that a position's process meets is made outside the construction's
-        // section (as `for_each_successor` does), and the construction runs again, so the
-        // position is explicit too.
-        let building = global().register_roots(sem.clone());
+        // The semantics' memo being a root set of its own, a compression that a position's
+        // process meets is made outside the construction's section (as `for_each_successor`
+        // does), and the construction runs again, so the position is explicit too.
         let mut made: Vec<u32> = Vec::new();
         loop {
-            match Self::make(id, &sem, process, &made)? {
-                Made::System(system) => {
-                    drop(building);
-                    return Ok(system);
-                }
+            match Self::make(id, sem, process, &made, &mut sem_roots)? {
+                Made::System(system) => return Ok(system),
                 Made::Pending(pending) => {
                     for k in pending {
                         if made.contains(&k) {
@@ -262,7 +281,13 @@ impl CspSystem {
 
     /// Makes the system in one section, or names the compressions its positions' processes
     /// need made first.
-    fn make(id: u64, sem: &Arc<Semantics>, process: &Proc, made: &[u32]) -> Result<Made, CspError> {
+    fn make(
+        id: u64,
+        sem: &Arc<Semantics>,
+        process: &Proc,
+        made: &[u32],
+        sem_roots: &mut Option<RootRegistration>,
+    ) -> Result<Made, CspError> {
         TERMS.with(|tt| {
             // The whole construction runs in one section: the terms built stay valid until the
             // system's root set, registered before the section ends, holds them.
@@ -270,6 +295,8 @@ impl CspSystem {
             let t = sem.enc.build(&sec, process, &mut BuildPath::default())?;
             let omega = sem.enc.omega(&sec).id();
             let mut leaf_table = LeafTable::default();
+            // The compressions fired exploring its leaves.
+            let mut compressions = Vec::new();
             let (initial, shape) = if Op::of(t).is_static() {
                 if super::network::count_leaves(t) > super::network::MAX_LEAVES {
                     return Err(CspError::unpositioned(
@@ -292,14 +319,18 @@ impl CspSystem {
                     } else {
                         EXPLICIT_LEAVES
                     };
-                    match LeafLts::explore(sem, &sec, leaf.id(), limit) {
-                        Ok(lts) => {
+                    let explored = sem.leaf_cache.explore(sem, &sec, leaf.id(), limit);
+                    if let Ok(cached) = &explored {
+                        merge_compressions(&mut compressions, &cached.compressions);
+                    }
+                    match explored.as_ref().map(|c| &c.explored) {
+                        Ok(Some(lts)) => {
                             bits.push(Layout::bits_for(lts.terms.len() as u64));
-                            positions.push(Position::Explicit(lts));
+                            positions.push(Position::Explicit(lts.clone()));
                         }
-                        Err(why) => {
-                            if let NotExplored::Pending(k) = why {
-                                pending.push(k);
+                        why => {
+                            if let Err(NotExplored::Pending(k)) = why {
+                                pending.push(*k);
                             }
                             let table = LeafTable::default();
                             table.number(leaf.id());
@@ -343,17 +374,19 @@ impl CspSystem {
                 } else {
                     EXPLICIT_LEAVES
                 };
-                let explored = match LeafLts::explore(sem, &sec, t.id(), limit) {
-                    Ok(lts) => {
-                        let count = lts.terms.len() as u32;
-                        leaf_table = LeafTable::explored(lts);
-                        Some(count)
+                let explored = match sem.leaf_cache.explore(sem, &sec, t.id(), limit) {
+                    Ok(cached) => {
+                        merge_compressions(&mut compressions, &cached.compressions);
+                        // Else numbered as met (an evaluation error is met again, and
+                        // reported, when the system runs).
+                        cached.explored.as_ref().map(|lts| {
+                            leaf_table = LeafTable::explored(lts);
+                            lts.terms.len() as u32
+                        })
                     }
                     Err(NotExplored::Pending(k)) if !made.contains(&k) => {
                         return Ok(Made::Pending(vec![k]));
                     }
-                    // Numbered as met (an evaluation error is met again, and reported, when
-                    // the system runs).
                     Err(_) => None,
                 };
                 (leaf_table.number(t.id()), Shape::Term { explored })
@@ -365,8 +398,10 @@ impl CspSystem {
                 leaves: leaf_table,
                 initial,
                 omega,
+                compressions,
                 failed: AtomicBool::new(false),
                 error: Mutex::new(None),
+                _sem_roots: sem_roots.take(),
             });
             let roots = global().register_roots(shared.clone());
             Ok(Made::System(CspSystem {
@@ -378,14 +413,19 @@ impl CspSystem {
 
     /// The compression functions applied in the states met so far, each once, in order.
     pub fn compressions(&self) -> Vec<crate::reduce::Compression> {
-        let mut used: Vec<_> = self
-            .shared
-            .sem
-            .enc
-            .compressed
-            .keys()
+        let shared = &*self.shared;
+        let mut fired = shared.compressions.clone();
+        merge_compressions(&mut fired, &shared.leaves.compressions.lock());
+        if let Shape::Network { positions, .. } = &shared.shape {
+            for p in positions {
+                if let Position::Lazy(table) = p {
+                    merge_compressions(&mut fired, &table.compressions.lock());
+                }
+            }
+        }
+        let mut used: Vec<_> = fired
             .into_iter()
-            .map(|(c, _)| c)
+            .map(|k| shared.sem.enc.compressed.get(k).0 .0)
             .collect();
         used.sort_unstable();
         used.dedup();

@@ -263,11 +263,6 @@ impl<K: Clone + Eq + Hash, V> Interned<K, V> {
         Ok(*entry)
     }
 
-    /// The keys interned so far.
-    pub(crate) fn keys(&self) -> Vec<K> {
-        self.items.read().iter().map(|e| e.0.clone()).collect()
-    }
-
     /// The entry numbered `k`.
     pub(crate) fn get(&self, k: u32) -> Arc<(K, V)> {
         self.items.read()[k as usize].clone()
