@@ -3,10 +3,15 @@
 # with -o), N runs each, best and median wall seconds, peak memory from /usr/bin/time -v.
 #
 # Usage: scripts/reduce-bench.sh [--runs N] [--equivalences strong,branching] [--threads 1,2]
-#                                [--before PATH]
+#                                [--before PATH] [--systems A.aut,B.aut.gz] [--cascade K]
+#                                [--algorithm auto|signatures|constellations|...]
 # Prints CSV: system,equivalence,threads,best_seconds,median_seconds,peak_rss_mb,states_before,
 # states_after (peak_rss_mb of the fastest run); with --before PATH (another build of weft, run
 # alternately with this one in the same loop) also before_best_seconds,before_median_seconds.
+# --systems replaces the list of systems; --cascade K adds two generated worst cases for the
+# new bottom states of branching bisimulation (bottom_cascade_K, bottom_cascade_chained_K: K
+# bottom states b_i -a-> b_{i-1} with t_i -tau-> b_i, b_{i-1} above them, the chained one with
+# t_i -tau-> t_{i-1} too); --algorithm passes --branching-algorithm.
 # WEFT=PATH benchmarks another build of weft.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -14,13 +19,19 @@ runs=5
 equivalences="strong,branching"
 thread_counts="1,2"
 before=""
+systems_list=""
+cascade=""
+algorithm="auto"
 while [ $# -gt 0 ]; do
   case "$1" in
     --runs) runs="${2:?--runs needs a number}"; shift 2 ;;
     --equivalences) equivalences="${2:?--equivalences needs a list}"; shift 2 ;;
     --threads) thread_counts="${2:?--threads needs a list}"; shift 2 ;;
     --before) before="${2:?--before needs a path}"; shift 2 ;;
-    -h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --systems) systems_list="${2:?--systems needs a list}"; shift 2 ;;
+    --cascade) cascade="${2:?--cascade needs a number}"; shift 2 ;;
+    --algorithm) algorithm="${2:?--algorithm needs a name}"; shift 2 ;;
+    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "reduce-bench.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -35,12 +46,30 @@ systems=(
 )
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
+if [ -n "$systems_list" ]; then
+  IFS=',' read -r -a systems <<<"$systems_list"
+fi
+if [ -n "$cascade" ]; then
+  for chained in 0 1; do
+    name="bottom_cascade_$cascade"; [ "$chained" = 1 ] && name="bottom_cascade_chained_$cascade"
+    awk -v k="$cascade" -v chained="$chained" 'BEGIN {
+      m = 3 * k + (chained ? k - 1 : 0)
+      printf "des (%d,%d,%d)\n", 2 * k, m, 2 * k + 1
+      for (i = 1; i <= k; i++) {
+        printf "(%d,\"a\",%d)\n(%d,\"tau\",%d)\n(%d,\"tau\",%d)\n", i, i - 1, k + i, i, k + i, i - 1
+        if (chained && i > 1) printf "(%d,\"tau\",%d)\n", k + i, k + i - 1
+      }
+    }' >"$tmp/$name.aut"
+    systems+=("$tmp/$name.aut")
+  done
+fi
 # One timed run of binary $1 on system $2, equivalence $3, threads $4: prints "seconds rss_mb".
 # (Wall time from the clock around it: /usr/bin/time's own has centiseconds only.)
 run_once() {
   local start end
   start="$(date +%s%N)"
   /usr/bin/time -v "$1" reduce "$2" --equivalence "$3" --threads "$4" -o "$tmp/out.aut" --json \
+    --branching-algorithm "$algorithm" \
     >"$tmp/out.json" 2>"$tmp/time.txt"
   end="$(date +%s%N)"
   awk -F': ' -v ns="$((end - start))" '/Maximum resident set size/ {rss = $2 / 1024}

@@ -177,6 +177,96 @@ fn tau_heavy_strategy() -> impl Strategy<Value = Lts> {
     })
 }
 
+/// Random LTSs shaped to make many new bottom states: visible chains at the bottom (states
+/// `0..k`, `i -a-> i - 1`, plus random visible edges among them: they split apart one
+/// constellation step at a time) under tau chains and tau trees (states `k..n`, each with one
+/// to three taus down to lower states, and a few visible edges): each split at the bottom
+/// cuts inert taus above it, so blocks get new bottom states again and again.
+fn new_bottom_strategy() -> impl Strategy<Value = Lts> {
+    (2u32..10, 2u32..16, 2usize..4).prop_flat_map(|(k, t, labels)| {
+        let n = k + t;
+        let bottom_edge = (0..k, 1..labels as u32, 0..k);
+        let taus = prop::collection::vec(prop::collection::vec(0u32..1000, 1..4), t as usize);
+        let visible = prop::collection::vec((k..n, 1..labels as u32, 0..n), 0..3);
+        (
+            Just(k),
+            Just(n),
+            Just(labels),
+            prop::collection::vec(bottom_edge, 0..(2 * k as usize)),
+            taus,
+            visible,
+        )
+            .prop_map(|(k, n, labels, mut ts, taus, visible)| {
+                for i in 1..k {
+                    ts.push((i, 1, i - 1));
+                }
+                for (j, targets) in taus.iter().enumerate() {
+                    let s = k + j as u32;
+                    for &r in targets {
+                        ts.push((s, TAU, r % s));
+                    }
+                }
+                ts.extend(visible);
+                Lts::from_transitions(n - 1, n, names(labels), &ts)
+            })
+    })
+}
+
+/// The cascade of new bottom states made big: bottom states `b_0..=b_k` (`b_i -a-> b_{i-1}`,
+/// states `0..=k`) and above them `t_1..=t_k` (states `k + i`), `t_i -tau-> b_i` and
+/// `t_i -tau-> b_{i-1}`; with `chained`, also `t_i -tau-> t_{i-1}` (a tau chain over the
+/// bottom). Its classes, by hand: the `b_i` differ (their `a`-chains have different lengths);
+/// `t_i` is none of them (a `b_j` matching `t_i -tau-> b_i` and `t_i -tau-> b_{i-1}` would be
+/// bisimilar to both), and `t_i`, `t_j` differ (`t_i` reaches `b_i` by taus, `t_j` with
+/// `j < i` does not): 2k + 1 classes.
+fn bottom_cascade(k: u32, chained: bool) -> Lts {
+    let mut ts = Vec::new();
+    for i in 1..=k {
+        ts.push((i, 1, i - 1));
+        ts.push((k + i, TAU, i));
+        ts.push((k + i, TAU, i - 1));
+        if chained && i > 1 {
+            ts.push((k + i, TAU, k + i - 1));
+        }
+    }
+    Lts::from_transitions(2 * k, 2 * k + 1, names(2), &ts)
+}
+
+#[test]
+fn bottom_cascades_give_the_classes_worked_out_by_hand_with_every_algorithm() {
+    for chained in [false, true] {
+        for k in [1, 2, 5, 40, 300] {
+            let lts = bottom_cascade(k, chained);
+            for eq in [
+                Equivalence::Branching,
+                Equivalence::DivergencePreservingBranching,
+            ] {
+                for algorithm in [
+                    BranchingAlgorithm::Auto,
+                    BranchingAlgorithm::Signatures,
+                    BranchingAlgorithm::Constellations,
+                    BranchingAlgorithm::SignaturesThenConstellations(1),
+                ] {
+                    let p = partition_by(&lts, eq, Threads::ONE, algorithm);
+                    assert_eq!(
+                        p.num_blocks,
+                        2 * k + 1,
+                        "k {k} chained {chained} {eq} {algorithm:?}"
+                    );
+                }
+                if k <= 5 {
+                    let oracle = oracle_partition(&lts, eq);
+                    let fast = reduce(&lts, eq);
+                    assert!(
+                        same_partition(&fast.state_map, &oracle),
+                        "k {k} chained {chained} {eq}"
+                    );
+                }
+            }
+        }
+    }
+}
+
 /// The block of every state under `partition` (states it does not cover: blocks of their
 /// own).
 fn blocks_of_states(lts: &Lts, partition: &Partition) -> Vec<u32> {
@@ -230,7 +320,7 @@ proptest! {
     /// ones (tau chains, inert taus, tau cycles).
     #[test]
     fn constellation_partitions_match_signatures_and_the_oracle(
-        lts in prop_oneof![lts_strategy(), tau_heavy_strategy()]
+        lts in prop_oneof![lts_strategy(), tau_heavy_strategy(), new_bottom_strategy()]
     ) {
         for eq in [Equivalence::Branching, Equivalence::DivergencePreservingBranching] {
             let by_constellations = partition_by(&lts, eq, Threads::ONE, BranchingAlgorithm::Constellations);
@@ -247,6 +337,25 @@ proptest! {
                 let both = partition_by(&lts, eq, Threads::ONE, algorithm);
                 let both = blocks_of_states(&lts, &both);
                 prop_assert!(same_partition(&both, &oracle), "{eq} after {rounds} rounds: {:?} vs oracle {:?}", both, oracle);
+            }
+        }
+    }
+
+    /// Many new bottom states (see [`new_bottom_strategy`]): every algorithm gives the naive
+    /// fixpoint's partition.
+    #[test]
+    fn new_bottom_state_cascades_match_the_oracle(lts in new_bottom_strategy()) {
+        for eq in [Equivalence::Branching, Equivalence::DivergencePreservingBranching] {
+            let oracle = oracle_partition(&lts, eq);
+            for algorithm in [
+                BranchingAlgorithm::Auto,
+                BranchingAlgorithm::Constellations,
+                BranchingAlgorithm::SignaturesThenConstellations(0),
+                BranchingAlgorithm::SignaturesThenConstellations(1),
+            ] {
+                let p = partition_by(&lts, eq, Threads::ONE, algorithm);
+                let blocks = blocks_of_states(&lts, &p);
+                prop_assert!(same_partition(&blocks, &oracle), "{eq} {algorithm:?}: {:?} vs oracle {:?}", blocks, oracle);
             }
         }
     }
