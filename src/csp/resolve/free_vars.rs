@@ -415,6 +415,7 @@ impl Resolver<'_> {
                     if names.iter().all(|n| {
                         COMPRESSIONS.contains(&&*n.name)
                             || super::names::builtin_global(&n.name).is_some()
+                            || super::names::unsupported_external(&n.name).is_some()
                     }) => {}
                 DeclKind::External(names) => {
                     return Err(RawError::new(

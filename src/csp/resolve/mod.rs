@@ -219,6 +219,10 @@ pub(crate) fn check(decls: &[Decl], prelude: &[Decl]) -> CResult<Program> {
                         // a built-in weft has: the declaration changes nothing
                         continue;
                     }
+                    if names::unsupported_external(&n.name).is_some() {
+                        // rejected where it is used (a script may declare it and not use it)
+                        continue;
+                    }
                     p.break_names(
                         std::slice::from_ref(&n.name),
                         RawError::new(

@@ -22,6 +22,27 @@ const UNSUPPORTED_BUILTINS: &[(&str, &str)] = &[
     ("WEAK_BUFFER", "the built-in process `WEAK_BUFFER`"),
 ];
 
+/// FDR's `external` functions that weft does not have, with what they are. FDR's manual does
+/// not define their semantics (they serve FDR's own checks: determinisation and the watchdog
+/// transformations of a specification), so weft accepts their declaration and rejects a use,
+/// at the use, as outside its subset.
+pub(super) const UNSUPPORTED_EXTERNALS: &[(&str, &str)] = &[
+    ("deter", "determinisation"),
+    (
+        "failure_watchdog",
+        "the failures watchdog of a specification",
+    ),
+    ("trace_watchdog", "the traces watchdog of a specification"),
+];
+
+/// The description of FDR's external function `name` if weft does not have it.
+pub(super) fn unsupported_external(name: &str) -> Option<&'static str> {
+    UNSUPPORTED_EXTERNALS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, what)| *what)
+}
+
 /// The built-ins FDR provides only once declared `external` (`external prioritise`).
 pub const EXTERNAL_BUILTINS: [Builtin; 2] = [Builtin::Prioritise, Builtin::PrioritisePo];
 
@@ -195,6 +216,16 @@ impl Resolver<'_> {
                 format!(
                     "`{name}` is private to the module `{module}` (it is declared before \
                      `exports`)"
+                ),
+            ));
+        }
+        if let Some(what) = unsupported_external(name) {
+            return Err(RawError::new(
+                span,
+                ErrorKind::Unsupported,
+                format!(
+                    "the external function `{name}` ({what}) is outside weft's CSPm subset \
+                     (FDR's manual does not define it)"
                 ),
             ));
         }
