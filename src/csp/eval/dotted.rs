@@ -283,7 +283,7 @@ impl Evaluator {
             Value::Bool(_) => (1, 0),
             Value::Tuple(t) => (2, t.len() as u32),
             Value::Set(_) | Value::Infinite(_) => (3, 0),
-            Value::Seq(_) | Value::InfSeq(..) => (4, 0),
+            Value::Seq(_) | Value::InfSeq(..) | Value::LazySeq(_) => (4, 0),
             Value::Chan(_) => (5, 0),
             Value::Ctor(k) => (6, self.prog.ctors[*k as usize].datatype),
             Value::Dot(a) => match a.first() {

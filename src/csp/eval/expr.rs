@@ -51,14 +51,20 @@ impl Evaluator {
 
     /// The elements a generator draws from.
     pub(super) fn elements(&self, e: &Expr, env: &mut Env) -> EResult<Arc<[Value]>> {
-        match self.eval(e, env)? {
+        let v = self.eval(e, env)?;
+        self.elements_of(v, e.span)
+    }
+
+    /// The elements of `v`, the value of a generator's source written at `span`.
+    pub(super) fn elements_of(&self, v: Value, span: Span) -> EResult<Arc<[Value]>> {
+        match v {
             Value::Set(s) => Ok(s.items().clone()),
-            Value::Seq(s) => Ok(s),
+            Value::Seq(s) => Ok(s.as_slice().into()),
             v @ Value::Infinite(_) => {
-                Err(self.infinite_error(e.span, &v, "a comprehension or replicated operator"))
+                Err(self.infinite_error(span, &v, "a comprehension or replicated operator"))
             }
-            v @ Value::InfSeq(..) => Err(self.err(
-                e.span,
+            v @ (Value::InfSeq(..) | Value::LazySeq(_)) => Err(self.err(
+                span,
                 ErrorKind::Unsupported,
                 format!(
                     "drawing from {}, an infinite sequence, in a comprehension or replicated \
@@ -67,7 +73,7 @@ impl Evaluator {
                 ),
             )),
             other => Err(self.err(
-                e.span,
+                span,
                 ErrorKind::Type,
                 format!(
                     "expected a set or sequence to draw from, found {}",
@@ -225,7 +231,7 @@ impl Evaluator {
                 UnOp::Not => Value::Bool(!self.eval_bool(a, env)?),
                 UnOp::Len => match self.eval(a, env)? {
                     Value::Seq(s) => Value::Int(s.len() as i64),
-                    v @ Value::InfSeq(..) => {
+                    v @ (Value::InfSeq(..) | Value::LazySeq(_)) => {
                         return Err(self.err(
                             a.span,
                             ErrorKind::Eval,
@@ -301,6 +307,34 @@ impl Evaluator {
             K::SeqRange(a, b) => Value::Seq(self.range(a, b, env, e.span)?.into()),
             K::SeqComp(items, stmts) => {
                 let mut out = Vec::new();
+                if let Some((Stmt::Generator(p, src), rest)) = stmts.split_first() {
+                    // a first generator over an infinite sequence makes a lazy sequence
+                    let source = self.eval(src, env)?;
+                    if lazy_seq::is_infinite_seq(&source) {
+                        return self.lazy_comprehension(e, p, items, rest, source, env);
+                    }
+                    let from = self.elements_of(source, src.span)?;
+                    for it in from.iter() {
+                        let mark = env.len();
+                        if self.match_pattern(p, it, env)? {
+                            self.for_each(rest, env, &mut |s, env| {
+                                for it in items {
+                                    out.push(s.eval(it, env)?);
+                                    if out.len() > MAX_COLLECTION {
+                                        return Err(s.err(
+                                            e.span,
+                                            ErrorKind::Limit,
+                                            "sequence too long",
+                                        ));
+                                    }
+                                }
+                                Ok(())
+                            })?;
+                        }
+                        env.truncate(mark);
+                    }
+                    return Ok(Value::Seq(out.into()));
+                }
                 self.for_each(stmts, env, &mut |s, env| {
                     for it in items {
                         out.push(s.eval(it, env)?);
@@ -320,7 +354,7 @@ impl Evaluator {
                 self.make_set(vs, e.span)?
             }
             K::SetFrom(a) => self.ints_value(IntRanges::from(self.eval_int(a, env)?)),
-            K::SeqFrom(a) => Value::InfSeq(Arc::from(Vec::new()), self.eval_int(a, env)?),
+            K::SeqFrom(a) => Value::InfSeq(SeqValue::empty(), self.eval_int(a, env)?),
             K::RangeComp(range, stmts) => {
                 let set = matches!(range.kind, K::SetRange(..) | K::SetFrom(_));
                 let mut parts = Vec::new();

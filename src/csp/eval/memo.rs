@@ -24,6 +24,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 ///   call met again (the same set from another state, or for each of the events of an
 ///   input) is looked up instead of evaluated again. Errors are not recorded (they are met
 ///   again, at their position). Bounded by [`MAX_RESULTS_WEIGHT`].
+/// - `events`: the value of `Events`, so that every use shares one set.
 ///
 /// All are concurrent maps: exploration threads share one evaluator. Entries are keyed by
 /// values only, so what they hold does not depend on which thread wrote it first.
@@ -36,6 +37,8 @@ pub(super) struct Memo {
     /// Whether each channel met is lazy (`Evaluator::lazy_channel`, asked for every event
     /// of every prefix).
     pub(super) lazy_channels: DashMap<u32, bool, WordBuildHasher>,
+    /// The value of `Events`, made once (see `Evaluator::events_value`).
+    pub(super) events: std::sync::OnceLock<Value>,
     /// The weight of `results` so far (see [`Memo::record_result`]).
     results_weight: AtomicUsize,
 }
@@ -50,7 +53,8 @@ pub(super) const MAX_RESULTS_WEIGHT: usize = 1 << 22;
 fn shallow_weight(v: &Value) -> usize {
     1 + match v {
         Value::Set(a) => a.len(),
-        Value::Tuple(a) | Value::Seq(a) | Value::Dot(a) | Value::InfSeq(a, _) => a.len(),
+        Value::Tuple(a) | Value::Dot(a) => a.len(),
+        Value::Seq(a) | Value::InfSeq(a, _) => a.len(),
         Value::Map(m) => 2 * m.len(),
         _ => 0,
     }

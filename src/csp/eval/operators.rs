@@ -131,8 +131,12 @@ impl Evaluator {
                     v.extend_from_slice(y);
                     Value::inf_seq(v, *from)
                 }
+                (Value::Seq(x), Value::LazySeq(l)) => self.lazy_after(x, l),
                 // nothing comes after an infinite sequence
-                (Value::InfSeq(..), Value::Seq(_) | Value::InfSeq(..)) => va.clone(),
+                (
+                    Value::InfSeq(..) | Value::LazySeq(_),
+                    Value::Seq(_) | Value::InfSeq(..) | Value::LazySeq(_),
+                ) => va.clone(),
                 _ => {
                     return Err(self.err(
                         span,

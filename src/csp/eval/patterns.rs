@@ -60,20 +60,22 @@ impl Evaluator {
                 _ => false,
             },
             PatKind::Concat(a, b) => {
-                if let Value::InfSeq(prefix, from) = v {
+                if let Value::InfSeq(..) | Value::LazySeq(_) = v {
                     // only a fixed-length left side can match: an infinite sequence has no end
                     let Some(k) = a.fixed_seq_len() else {
                         return Ok(false);
                     };
-                    let mut first: Vec<Value> = prefix.iter().take(k).cloned().collect();
-                    let mut next = *from;
+                    let mut first = Vec::with_capacity(k);
+                    let mut rest = v.clone();
                     while first.len() < k {
-                        first.push(Value::Int(next));
-                        next = next.saturating_add(1);
+                        let Some((x, next)) = self.uncons(&rest, p.span)? else {
+                            return Ok(false);
+                        };
+                        first.push(x);
+                        rest = next;
                     }
-                    let rest: Arc<[Value]> = prefix.get(k..).unwrap_or(&[]).into();
                     return Ok(self.match_pattern(a, &Value::Seq(first.into()), env)?
-                        && self.match_pattern(b, &Value::InfSeq(rest, next), env)?);
+                        && self.match_pattern(b, &rest, env)?);
                 }
                 let Value::Seq(vs) = v else { return Ok(false) };
                 let split = match (a.fixed_seq_len(), b.fixed_seq_len()) {
@@ -95,8 +97,8 @@ impl Evaluator {
                 if split > vs.len() {
                     return Ok(false);
                 }
-                self.match_pattern(a, &Value::Seq(vs[..split].into()), env)?
-                    && self.match_pattern(b, &Value::Seq(vs[split..].into()), env)?
+                self.match_pattern(a, &Value::Seq(vs.slice(0..split)), env)?
+                    && self.match_pattern(b, &Value::Seq(vs.slice(split..vs.len())), env)?
             }
             PatKind::Both(a, b) => {
                 self.match_pattern(a, v, env)? && self.match_pattern(b, v, env)?

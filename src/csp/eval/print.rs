@@ -57,6 +57,14 @@ impl Evaluator {
                 }
                 let _ = write!(s, "{from}..>");
             }
+            Value::LazySeq(l) => {
+                s.push('<');
+                for x in l.pending() {
+                    self.write_value(s, x);
+                    s.push_str(", ");
+                }
+                s.push_str("...>");
+            }
             Value::Chan(c) => s.push_str(
                 self.prog
                     .channels

@@ -6,11 +6,22 @@ use super::*;
 
 impl Evaluator {
     /// `Events`: every event of the script (a description where a channel's events are not
-    /// enumerated).
+    /// enumerated). Made once and shared: every use of `Events` is then the same set, so
+    /// process terms holding it compare in one step (two equal sets made apart compare
+    /// element by element, and a term met once per event of a large alphabet made exploring
+    /// quadratic in it).
     pub(super) fn events_value(&self) -> EResult<Value> {
         if let Some(e) = &self.tables.events_error {
             return Err(e.clone());
         }
+        if let Some(v) = self.memo.events.get() {
+            return Ok(v.clone());
+        }
+        let v = self.make_events_value()?;
+        Ok(self.memo.events.get_or_init(|| v).clone())
+    }
+
+    fn make_events_value(&self) -> EResult<Value> {
         let t = self.events()?;
         let mut parts = vec![Value::set_from(t.events.clone())];
         parts.extend(

@@ -9,7 +9,9 @@
 use crate::reduce::Compression;
 use std::sync::Arc;
 
+pub use super::lazy_seq::{LazyComp, LazySeq};
 pub use super::ranges::IntRanges;
+pub use super::seq_value::SeqValue;
 use super::FieldSet;
 
 /// Index of a channel in its script (declaration order).
@@ -30,12 +32,16 @@ pub enum Value {
     Tuple(Arc<[Value]>),
     /// A finite set: sorted, no duplicates (with its hash, see [`SetElems`]).
     Set(SetElems),
-    /// A sequence.
-    Seq(Arc<[Value]>),
+    /// A sequence (a range of a shared buffer: its slices take constant time).
+    Seq(SeqValue),
     /// An infinite sequence `<m..>` (after a finite prefix): the values of the prefix, then
     /// every integer from the second field on. Only its finite parts are ever computed
     /// (`head`, `tail`, patterns `<x>^xs`, `elem`); `#`, `set` and generators refuse it.
-    InfSeq(Arc<[Value]>, i64),
+    InfSeq(SeqValue, i64),
+    /// An infinite sequence made by a comprehension drawing from an infinite sequence
+    /// (`<x | x <- <0..>, x % 2 == 1>`), computed as its elements are taken (see
+    /// `eval::lazy_seq`).
+    LazySeq(Arc<LazySeq>),
     /// A finite map `(| k => v, ... |)`: its pairs sorted by key, no key twice.
     Map(Arc<[(Value, Value)]>),
     /// A channel name (an event when the channel has no fields).
@@ -119,9 +125,9 @@ impl Value {
         match self {
             Value::Func(_) | Value::Proc(_) => false,
             Value::Set(v) => v.iter().all(Value::is_comparable),
-            Value::Tuple(v) | Value::Seq(v) | Value::Dot(v) | Value::InfSeq(v, _) => {
-                v.iter().all(Value::is_comparable)
-            }
+            Value::Tuple(v) | Value::Dot(v) => v.iter().all(Value::is_comparable),
+            Value::Seq(v) | Value::InfSeq(v, _) => v.iter().all(Value::is_comparable),
+            Value::LazySeq(l) => l.pending().iter().all(Value::is_comparable),
             Value::Map(m) => m
                 .iter()
                 .all(|(k, v)| k.is_comparable() && v.is_comparable()),
@@ -169,7 +175,9 @@ impl std::ops::Deref for SetElems {
 
 impl PartialEq for SetElems {
     fn eq(&self, other: &SetElems) -> bool {
-        self.hash == other.hash && self.items == other.items
+        // `Arc<[T]>`'s `==` compares the elements even of one shared set
+        Arc::ptr_eq(&self.items, &other.items)
+            || (self.hash == other.hash && self.items == other.items)
     }
 }
 

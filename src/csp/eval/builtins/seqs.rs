@@ -7,7 +7,7 @@ use super::*;
 pub(super) fn set_of_seq(c: &BuiltinCall) -> EResult<Value> {
     match &c.args[0] {
         Value::Seq(s) => c.script.make_set(s.to_vec(), c.span),
-        Value::InfSeq(..) => Err(infinite_seq(c)),
+        Value::InfSeq(..) | Value::LazySeq(_) => Err(infinite_seq(c)),
         _ => c.bad("a sequence"),
     }
 }
@@ -15,7 +15,7 @@ pub(super) fn set_of_seq(c: &BuiltinCall) -> EResult<Value> {
 /// `seq(s)`: a finite set as a sequence, in value order.
 pub(super) fn seq_of_set(c: &BuiltinCall) -> EResult<Value> {
     match &c.args[0] {
-        Value::Set(s) => Ok(Value::Seq(s.items().clone())),
+        Value::Set(s) => Ok(Value::Seq(s.items()[..].into())),
         _ => c.bad("a finite set"),
     }
 }
@@ -26,18 +26,16 @@ pub(super) fn head_tail(c: &BuiltinCall) -> EResult<Value> {
         Value::Seq(s) if !s.is_empty() => Ok(if c.b == Builtin::Head {
             s[0].clone()
         } else {
-            Value::Seq(s[1..].into())
+            Value::Seq(s.skip(1))
         }),
         Value::Seq(_) => Err(c.err(
             ErrorKind::Eval,
             format!("`{}` of the empty sequence", c.b.name()),
         )),
-        Value::InfSeq(s, from) => Ok(match (c.b == Builtin::Head, s.split_first()) {
-            (true, Some((x, _))) => x.clone(),
-            (true, None) => Value::Int(*from),
-            (false, Some((_, rest))) => Value::InfSeq(rest.into(), *from),
-            (false, None) => Value::InfSeq(s.clone(), from.saturating_add(1)),
-        }),
+        v @ (Value::InfSeq(..) | Value::LazySeq(_)) => match c.script.uncons(v, c.span)? {
+            Some((x, rest)) => Ok(if c.b == Builtin::Head { x } else { rest }),
+            None => c.bad("a sequence"),
+        },
         _ => c.bad("a sequence"),
     }
 }
@@ -62,6 +60,7 @@ pub(super) fn null(c: &BuiltinCall) -> EResult<Value> {
     match &c.args[0] {
         Value::Seq(s) => Ok(Value::Bool(s.is_empty())),
         Value::InfSeq(..) => Ok(Value::Bool(false)),
+        v @ Value::LazySeq(_) => Ok(Value::Bool(c.script.uncons(v, c.span)?.is_none())),
         _ => c.bad("a sequence"),
     }
 }
@@ -73,6 +72,7 @@ pub(super) fn elem(c: &BuiltinCall) -> EResult<Value> {
         Value::InfSeq(s, from) => Ok(Value::Bool(
             s.contains(&c.args[0]) || matches!(c.args[0], Value::Int(i) if i >= *from),
         )),
+        Value::LazySeq(_) => Err(infinite_seq(c)),
         _ => c.bad("a value and a sequence"),
     }
 }
@@ -81,7 +81,7 @@ pub(super) fn elem(c: &BuiltinCall) -> EResult<Value> {
 pub(super) fn length(c: &BuiltinCall) -> EResult<Value> {
     match &c.args[0] {
         Value::Seq(s) => Ok(Value::Int(s.len() as i64)),
-        Value::InfSeq(..) => Err(infinite_seq(c)),
+        Value::InfSeq(..) | Value::LazySeq(_) => Err(infinite_seq(c)),
         _ => c.bad("a sequence"),
     }
 }

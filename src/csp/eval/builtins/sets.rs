@@ -105,7 +105,7 @@ pub(super) fn powerset(c: &BuiltinCall) -> EResult<Value> {
 /// `s` is empty).
 pub(super) fn seq_type(c: &BuiltinCall) -> EResult<Value> {
     match &c.args[0] {
-        Value::Set(s) if s.is_empty() => Ok(Value::Set([Value::Seq(Arc::from([]))].into())),
+        Value::Set(s) if s.is_empty() => Ok(Value::Set([Value::Seq(SeqValue::empty())].into())),
         v @ (Value::Set(_) | Value::Infinite(_)) => Ok(InfSet::Seqs(v.clone()).value()),
         _ => c.bad("a set"),
     }
