@@ -5,9 +5,11 @@
 # Usage: scripts/reduce-bench.sh [--runs N] [--equivalences strong,branching] [--threads 1,2]
 #                                [--before PATH] [--systems A.aut,B.aut.gz] [--cascade K]
 #                                [--algorithm auto|signatures|constellations|...]
-# Prints CSV: system,equivalence,threads,best_seconds,median_seconds,peak_rss_mb,states_before,
-# states_after (peak_rss_mb of the fastest run); with --before PATH (another build of weft, run
-# alternately with this one in the same loop) also before_best_seconds,before_median_seconds.
+# Prints CSV: system,equivalence,threads,best_seconds,median_seconds,median_cpu_seconds,
+# peak_rss_mb,states_before,states_after (peak_rss_mb of the fastest run; cpu = user + system,
+# steadier than wall time on a busy machine); with --before PATH (another build of weft, run
+# alternately with this one in the same loop) also before_best_seconds,before_median_seconds,
+# before_median_cpu_seconds,before_peak_rss_mb.
 # --systems replaces the list of systems; --cascade K adds two generated worst cases for the
 # new bottom states of branching bisimulation (bottom_cascade_K, bottom_cascade_chained_K: K
 # bottom states b_i -a-> b_{i-1} with t_i -tau-> b_i, b_{i-1} above them, the chained one with
@@ -63,7 +65,8 @@ if [ -n "$cascade" ]; then
     systems+=("$tmp/$name.aut")
   done
 fi
-# One timed run of binary $1 on system $2, equivalence $3, threads $4: prints "seconds rss_mb".
+# One timed run of binary $1 on system $2, equivalence $3, threads $4: prints
+# "seconds rss_mb cpu_seconds".
 # (Wall time from the clock around it: /usr/bin/time's own has centiseconds only.)
 run_once() {
   local start end
@@ -73,34 +76,42 @@ run_once() {
     >"$tmp/out.json" 2>"$tmp/time.txt"
   end="$(date +%s%N)"
   awk -F': ' -v ns="$((end - start))" '/Maximum resident set size/ {rss = $2 / 1024}
-              END {printf "%.4f %.1f\n", ns / 1e9, rss}' "$tmp/time.txt"
+              /User time \(seconds\)/ {cpu += $2} /System time \(seconds\)/ {cpu += $2}
+              END {printf "%.4f %.1f %.2f\n", ns / 1e9, rss, cpu}' "$tmp/time.txt"
 }
 # Best and median of the numbers on stdin: prints "best median".
 best_median() {
   sort -g | awk '{a[NR] = $1} END {printf "%.4f %.4f\n", a[1], (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'
 }
-header="system,equivalence,threads,best_seconds,median_seconds,peak_rss_mb,states_before,states_after"
-[ -n "$before" ] && header="$header,before_best_seconds,before_median_seconds"
+header="system,equivalence,threads,best_seconds,median_seconds,median_cpu_seconds,peak_rss_mb,states_before,states_after"
+[ -n "$before" ] && header="$header,before_best_seconds,before_median_seconds,before_median_cpu_seconds,before_peak_rss_mb"
 echo "$header"
 for system in "${systems[@]}"; do
   name="$(basename "$system")"; name="${name%%.*}"
   for eq in ${equivalences//,/ }; do
   for threads in ${thread_counts//,/ }; do
-    : >"$tmp/times"; : >"$tmp/before_times"; best=""; best_rss=""
+    : >"$tmp/times"; : >"$tmp/before_times"; : >"$tmp/cpu"; : >"$tmp/before_cpu"
+    best=""; best_rss=""; before_best=""; before_rss=""
     for _ in $(seq "$runs"); do
       if [ -n "$before" ]; then
-        run_once "$before" "$system" "$eq" "$threads" | cut -d' ' -f1 >>"$tmp/before_times"
+        read -r bsecs brss bcpu < <(run_once "$before" "$system" "$eq" "$threads")
+        echo "$bsecs" >>"$tmp/before_times"; echo "$bcpu" >>"$tmp/before_cpu"
+        if [ -z "$before_best" ] || awk "BEGIN {exit !($bsecs < $before_best)}"; then
+          before_best="$bsecs"; before_rss="$brss"
+        fi
       fi
-      read -r secs rss < <(run_once "$weft" "$system" "$eq" "$threads")
-      echo "$secs" >>"$tmp/times"
+      read -r secs rss cpu < <(run_once "$weft" "$system" "$eq" "$threads")
+      echo "$secs" >>"$tmp/times"; echo "$cpu" >>"$tmp/cpu"
       if [ -z "$best" ] || awk "BEGIN {exit !($secs < $best)}"; then best="$secs"; best_rss="$rss"; fi
     done
     read -r b m < <(best_median <"$tmp/times")
+    read -r _ mc < <(best_median <"$tmp/cpu")
     states="$(python3 -c 'import json,sys; d = json.load(open(sys.argv[1])); print(d["states_before"], d["states_after"], sep=",")' "$tmp/out.json")"
-    line="$name,$eq,$threads,$b,$m,$best_rss,$states"
+    line="$name,$eq,$threads,$b,$m,$mc,$best_rss,$states"
     if [ -n "$before" ]; then
       read -r bb bm < <(best_median <"$tmp/before_times")
-      line="$line,$bb,$bm"
+      read -r _ bmc < <(best_median <"$tmp/before_cpu")
+      line="$line,$bb,$bm,$bmc,$before_rss"
     fi
     echo "$line"
   done

@@ -28,9 +28,18 @@
 //! A split makes the tau edges from one side to the other non-inert, so some nodes become
 //! bottom nodes and some blocks get new pairs: such blocks are then stabilised under every
 //! constellation at once, by the signatures (the sets of pairs reachable by inert steps) of
-//! the nodes above the lost inert edges only, repeatedly while that splits them (see
-//! [`stabilise`] for why the other nodes need no signature, and for the cost). A node
-//! becomes a bottom node at most once.
+//! their nodes, repeatedly while that splits them. A node becomes a bottom node at most once.
+//!
+//! That stabilisation is not O(m log n): it signs the whole block each time. The worst case
+//! is a long tau chain over bottom nodes that split apart one constellation step at a time
+//! (`bottom_cascade_chained` in `scripts/reduce-bench.sh`, tested in `tests/reduce_props.rs`):
+//! each step makes one new bottom node under the whole chain, and signing the chain finds,
+//! most often, that nothing splits — quadratic in the chain's length. The block–bunch-slice
+//! bookkeeping of Jansen, Groote, Keiren and Wijs (TACAS 2020), which checks a new bottom
+//! node against the slices of its block (O(1) per step there), is not implemented. Signing
+//! only the nodes above the lost inert edges (the others keep a common signature) was tried
+//! and measured: no gain on the corpus, where such regions are most of their blocks, and
+//! slower on random tau-chain systems.
 //!
 //! For divergence-preserving branching bisimulation a divergent node (a contracted tau cycle)
 //! has an extra edge to itself with a label of its own, [`DIVERGENT_LABEL`], never inert.
@@ -39,12 +48,10 @@
 //! tables), so the partition is the same at every run; the quotient renumbers its blocks in
 //! any case.
 
-mod stabilise;
-
 use super::blocks::Blocks;
-use stabilise::{stabilise, StabiliseScratch};
+use rustc_hash::FxHashMap;
 
-use super::refinement::Partition;
+use super::refinement::{pack, Partition};
 use crate::ts::{Label, TAU};
 
 /// The label of a divergent node's extra edge to itself (no real label has this id).
@@ -148,14 +155,6 @@ struct State {
     /// Blocks to stabilise under every constellation (each once), and their flags.
     unstable: Vec<u32>,
     unstable_mark: Vec<bool>,
-    /// Per block: its nodes that lost an inert edge since the block was last stabilised
-    /// (see [`stabilise`]); per node: its index there, and whether it is listed.
-    changed: Vec<Vec<u32>>,
-    changed_pos: Vec<u32>,
-    is_changed: Vec<bool>,
-    /// Per block: whether every node's signature must be computed when it is stabilised
-    /// (the blocks of the initial partition, and the parts carved from them before that).
-    whole: Vec<bool>,
 }
 
 impl State {
@@ -178,25 +177,6 @@ impl State {
         let b = self.block[x as usize] as usize;
         self.bottom_pos[x as usize] = self.bottoms[b].len() as u32;
         self.bottoms[b].push(x);
-    }
-
-    /// Lists `x` (in its block) among the nodes that lost an inert edge.
-    fn add_changed(&mut self, x: u32) {
-        if !self.is_changed[x as usize] {
-            self.is_changed[x as usize] = true;
-            let b = self.block[x as usize] as usize;
-            self.changed_pos[x as usize] = self.changed[b].len() as u32;
-            self.changed[b].push(x);
-        }
-    }
-
-    fn remove_changed(&mut self, x: u32, b: u32) {
-        let list = &mut self.changed[b as usize];
-        let at = self.changed_pos[x as usize] as usize;
-        list.swap_remove(at);
-        if let Some(&moved) = list.get(at) {
-            self.changed_pos[moved as usize] = at as u32;
-        }
     }
 
     fn remove_bottom(&mut self, x: u32, b: u32) {
@@ -231,8 +211,6 @@ impl State {
         self.parts.carve(r, group, fresh);
         self.bottoms.push(Vec::new());
         self.unstable_mark.push(false);
-        self.changed.push(Vec::new());
-        self.whole.push(self.whole[r as usize]);
         let c = self.constellation[r as usize];
         self.constellation.push(c);
         self.constellation_pos
@@ -248,17 +226,9 @@ impl State {
             if self.inert_out[x as usize] == 0 {
                 self.remove_bottom(x, r);
             }
-            let changed = self.is_changed[x as usize];
-            if changed {
-                self.remove_changed(x, r);
-                self.is_changed[x as usize] = false;
-            }
             self.block[x as usize] = fresh;
             if self.inert_out[x as usize] == 0 {
                 self.add_bottom(x);
-            }
-            if changed {
-                self.add_changed(x);
             }
         }
         // The tau edges between the group and the rest of `r`.
@@ -283,7 +253,6 @@ impl State {
         if self.inert_out[x as usize] == 0 {
             self.add_bottom(x);
         }
-        self.add_changed(x);
         self.mark_unstable(self.block[x as usize]);
     }
 }
@@ -347,10 +316,6 @@ pub(crate) fn refine(mut p: Partition) -> Partition {
         nontrivial: if count > 1 { vec![0] } else { Vec::new() },
         unstable: Vec::new(),
         unstable_mark: vec![false; count],
-        changed: vec![Vec::new(); count],
-        changed_pos: vec![0; n],
-        is_changed: vec![false; n],
-        whole: vec![true; count],
     };
     for b in (0..count as u32).rev() {
         s.mark_unstable(b);
@@ -365,7 +330,12 @@ pub(crate) fn refine(mut p: Partition) -> Partition {
         lack: Vec::new(),
     };
     let mut rounds = 1;
-    let mut stabilise_scratch = StabiliseScratch::new(n);
+    let mut stabilise_scratch = StabiliseScratch {
+        members: Vec::new(),
+        span: vec![(0, 0); n],
+        data: Vec::new(),
+        buf: Vec::new(),
+    };
     stabilise(&mut s, &edges, &mut stabilise_scratch);
     let mut incoming: Vec<(Label, u32)> = Vec::new();
     let mut group: Vec<(u32, u32)> = Vec::new();
@@ -602,4 +572,81 @@ fn main_split(
     scratch.reach = reach;
     scratch.lack = lack;
     reaching_block
+}
+
+/// Buffers kept between the calls of [`stabilise`].
+struct StabiliseScratch {
+    members: Vec<u32>,
+    /// Per node: the range of its signature in `data` (valid for the block at hand).
+    span: Vec<(u32, u32)>,
+    data: Vec<u64>,
+    buf: Vec<u64>,
+}
+
+/// Stabilises every block marked unstable under every constellation: splits it by its
+/// nodes' signatures (the pairs (label, constellation) of the non-inert edges they reach by
+/// inert steps), the largest group keeping the block; the parts that get new non-inert
+/// edges are marked again.
+fn stabilise(s: &mut State, edges: &Edges, scratch: &mut StabiliseScratch) {
+    let StabiliseScratch {
+        members,
+        span,
+        data,
+        buf,
+    } = scratch;
+    while let Some(r) = s.unstable.pop() {
+        s.unstable_mark[r as usize] = false;
+        if s.size(r) == 1 {
+            continue;
+        }
+        members.clear();
+        members.extend_from_slice(s.members(r));
+        // Tau edges go to smaller nodes: inert successors first.
+        members.sort_unstable();
+        let members = &*members;
+        data.clear();
+        for &x in members {
+            buf.clear();
+            for &(a, y) in edges.out(x) {
+                let by = s.block[y as usize];
+                if a == TAU && by == r {
+                    let (lo, hi) = span[y as usize];
+                    let (lo, hi) = (lo as usize, hi as usize);
+                    buf.extend_from_slice(&data[lo..hi]);
+                } else {
+                    buf.push(pack(a, s.constellation[by as usize]));
+                }
+            }
+            buf.sort_unstable();
+            buf.dedup();
+            span[x as usize] = (data.len() as u32, (data.len() + buf.len()) as u32);
+            data.extend_from_slice(buf);
+        }
+        let mut index: FxHashMap<&[u64], usize> = FxHashMap::default();
+        let mut groups: Vec<Vec<u32>> = Vec::new();
+        for &x in members {
+            let (lo, hi) = span[x as usize];
+            let next = groups.len();
+            let g = *index.entry(&data[lo as usize..hi as usize]).or_insert(next);
+            if g == next {
+                groups.push(Vec::new());
+            }
+            groups[g].push(x);
+        }
+        if groups.len() == 1 {
+            continue;
+        }
+        let mut keeper = 0;
+        for (g, group) in groups.iter().enumerate() {
+            if group.len() > groups[keeper].len() {
+                keeper = g;
+            }
+        }
+        drop(index);
+        for (g, group) in groups.iter().enumerate() {
+            if g != keeper {
+                s.carve(edges, r, group);
+            }
+        }
+    }
 }
