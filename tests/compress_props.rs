@@ -1,7 +1,7 @@
 //! FDR's compression functions (`normal`, `sbisim`, `tau_loop_factor`, ...) on random CSPm
 //! processes: a compressed process is equivalent to its argument in every model the
 //! compression is valid for (it refines and is refined by it), alone and as a component of a
-//! parallel composition; `chase(P)` refines `P`; a compression used in a model it is not valid
+//! parallel composition; `chase(P)` refines `P`, alone and in a network; a compression used in a model it is not valid
 //! for is refused. The refinement checks themselves are tested against independent oracles
 //! (`verify_oracle.rs`, `refine_props.rs`).
 //!
@@ -113,6 +113,12 @@ fn compressed_processes_are_equivalent_to_their_arguments_where_valid() {
         }
         for (letters, _) in &MODELS[..3] {
             assertions.push(format!("{x} [{letters}= chase({x})"));
+            expected.push("holds");
+            // `chase` is applied on the fly: inside a network too, and refinement is
+            // compositional.
+            let chased_network = format!("(chase({x})) [| {{| a, b |}} |] ({y})");
+            let plain_network = format!("({x}) [| {{| a, b |}} |] ({y})");
+            assertions.push(format!("{plain_network} [{letters}= {chased_network}"));
             expected.push("holds");
         }
         let got = verdicts(&definitions, &assertions);

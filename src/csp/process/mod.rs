@@ -2,6 +2,7 @@
 //! labels, the firing rules of the operators, leaves and their layout in a state, networks of
 //! parallel components, and the system the engines explore.
 
+mod chase;
 pub(crate) mod compress;
 pub(crate) mod describe;
 mod encoding;

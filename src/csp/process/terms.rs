@@ -111,9 +111,11 @@ pub(crate) enum Op {
     Prio,
     /// `DIV`: a tau to itself.
     Div,
+    /// `chase(P)`: `P` with its taus forced, on the fly (see `chase.rs`).
+    Chase,
 }
 
-const NAMES: [(&str, Op); 27] = [
+const NAMES: [(&str, Op); 28] = [
     ("STOP", Op::Stop),
     ("SKIP", Op::Skip),
     ("Ω", Op::Omega),
@@ -141,6 +143,7 @@ const NAMES: [(&str, Op); 27] = [
     ("[|A|>", Op::Exception),
     ("prio", Op::Prio),
     ("DIV", Op::Div),
+    ("chase", Op::Chase),
 ];
 
 impl Op {
@@ -528,6 +531,9 @@ impl Encoding {
                 mk(Op::Timeout, &[l, self.lazy(sec, r)?])
             }
             ProcNode::Timed(t) => self.build_timed(sec, p, t, path)?,
+            ProcNode::Compressed(Compression::Chase, q) => {
+                mk(Op::Chase, &[self.build(sec, q, path)?])
+            }
             ProcNode::Compressed(c, q) => {
                 let k = self
                     .compressed
@@ -688,6 +694,7 @@ impl Encoding {
             Op::Stop => ProcNode::Stop,
             Op::Skip => ProcNode::Skip,
             Op::Div => ProcNode::Div,
+            Op::Chase => ProcNode::Compressed(Compression::Chase, arg(0)),
             Op::Prefix => ProcNode::Prefix(self.prefixes.get(int_arg(t, 0)).0.clone()),
             Op::Lazy => return Some(self.lazies.get(int_arg(t, 0)).0.clone()),
             Op::Ext => ProcNode::ExtChoice(procs(0)),

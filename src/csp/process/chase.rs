@@ -1,0 +1,76 @@
+//! The firing rule of `chase(P)`, applied on the fly as FDR applies it.
+//!
+//! Wherever `P` can perform a tau, `chase` makes it perform one: from the state `P`, it follows
+//! the first tau (in the canonical order of moves) again and again until it reaches a state
+//! with no tau, whose visible moves and ✓ are the moves of `chase(P)`; the target of a
+//! visible move is chased in turn. A walk that comes back to a state it has passed is a tau
+//! cycle: `chase(P)` then diverges (a tau to itself), as the explicit `chase` of
+//! `reduce::compressions` makes such a state.
+//!
+//! Unlike the other compressions, `P` is never explored whole: only the states on the walks
+//! are fired. This is what makes `chase` useful on a process whose taus are many but
+//! confluent (an intruder deducing facts by hidden inferences, a puzzle's forced moves),
+//! where the whole of `P` would not fit. As in FDR, which tau is followed is the system's
+//! choice; it is the first in canonical order, so the result is the same in every run and at
+//! every thread count. `chase` is valid in every model only when the taus it drops could not
+//! change the behaviour (the user's claim in FDR, unchecked there and here).
+
+#![forbid(unsafe_code)]
+
+use std::collections::HashSet;
+
+use crate::csp::error::{CspError, ErrorKind};
+use crate::term::{TermId, TermRef};
+use crate::ts::{Label, TAU};
+
+use super::labels::TICK;
+use super::semantics::Semantics;
+use super::terms::{term, Section};
+
+/// Steps of a walk between two looks at the stop signal.
+const STOP_LOOK_STEPS: usize = 256;
+
+impl Semantics {
+    /// The transitions of `chase(P)` (term `t`, `P` its argument).
+    pub(super) fn fire_chase<'s>(
+        &self,
+        sec: &'s Section<'_>,
+        t: TermRef<'s>,
+        depth: u32,
+        out: &mut Vec<(Label, TermId)>,
+    ) -> Result<(), CspError> {
+        let mut passed: HashSet<TermId> = HashSet::new();
+        let mut state = t.arg(0);
+        let moves = loop {
+            let moves = self.transitions(sec, state, depth)?;
+            let Some(&(_, next)) = moves.iter().find(|&&(l, _)| l == TAU) else {
+                break moves;
+            };
+            passed.insert(state.id());
+            if passed.contains(&next) {
+                out.push((TAU, t.id()));
+                return Ok(());
+            }
+            if passed.len() % STOP_LOOK_STEPS == 0 {
+                if let Some(reason) = self.stop.lock().reason() {
+                    return Err(CspError::unpositioned(
+                        ErrorKind::Stopped,
+                        format!(
+                            "stopped by {} while following the taus of a `chase`",
+                            reason.describe()
+                        ),
+                    ));
+                }
+            }
+            state = term(sec, next);
+        };
+        for &(l, next) in moves.iter() {
+            if l == TICK {
+                out.push((TICK, next));
+            } else {
+                out.push((l, sec.create(t.symbol(), &[term(sec, next)]).0.id()));
+            }
+        }
+        Ok(())
+    }
+}
