@@ -28,8 +28,7 @@ use serde::Serialize;
 use crate::csp::lexer::Model as CspModel;
 use crate::csp::ComponentState;
 use crate::csp::{
-    Assertion, AssertionCheck, CspError, CspState, CspSystem, Location, Proc, Script,
-    SystemMaker,
+    Assertion, AssertionCheck, CspError, CspState, CspSystem, Location, Proc, Script, SystemMaker,
 };
 use crate::explore::limits::peak_resident_bytes;
 use crate::explore::{

@@ -28,8 +28,8 @@ use crate::term::{TermId, TermRef};
 use crate::ts::{Label, TAU};
 
 use super::labels::TICK;
-use super::shared_leaves::{record_compression, recorded_mark, recorded_since, LeafCache};
 use super::network::{combine, distributed_termination, LeafMoves, NetNode, Scratch};
+use super::shared_leaves::{record_compression, recorded_mark, recorded_since, LeafCache};
 use super::terms::{
     int_arg, term, BuildPath, Encoding, Op, Section, MAX_NESTING, STACK_RED_ZONE, STACK_SEGMENT,
 };
@@ -130,7 +130,8 @@ impl Semantics {
         let moves: Moves = out.into();
         if recorded_mark() > mark {
             // Before the memo entry: a thread that finds the entry finds these too.
-            self.compress_deps.insert(t.id(), recorded_since(mark).into());
+            self.compress_deps
+                .insert(t.id(), recorded_since(mark).into());
             // Ordering: Relaxed; see the memo lookup above.
             self.any_compress_deps.store(true, Ordering::Relaxed);
         }

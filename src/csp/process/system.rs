@@ -73,9 +73,9 @@ use crate::ts::{Label, NoCanonicalEncoding, TransitionSystem};
 use super::labels::TICK;
 use super::layout::Layout;
 use super::leaves::{LeafTable, NotExplored, Position};
-use super::shared_leaves::merge_compressions;
 use super::network::{combine, distributed_termination, LeafMoves, NetNode, Scratch};
 use super::semantics::Semantics;
+use super::shared_leaves::merge_compressions;
 use super::terms::{term, BuildPath, Encoding, Op, Section};
 use crate::csp::error::{CspError, ErrorKind};
 use crate::csp::eval::Script;
@@ -129,9 +129,6 @@ pub(super) struct Shared {
     compressions: Vec<u32>,
     failed: AtomicBool,
     error: Mutex<Option<CspError>>,
-    /// The registration of `sem` as a root set, where the system owns it (else its
-    /// [`SystemMaker`](super::shared_leaves::SystemMaker) does).
-    _sem_roots: Option<RootRegistration>,
 }
 
 /// A system's semantics' memo is a root set of its own, registered by the system or by the
@@ -144,7 +141,7 @@ impl RootSet for Semantics {
 
 impl RootSet for Shared {
     fn for_each_root(&self, visit: &mut dyn FnMut(TermId)) {
-        // The semantics is a root set of its own (see `_sem_roots`).
+        // The semantics is a root set of its own (see `CspSystem::_sem_roots`).
         visit(self.omega);
         for leaf in self.leaves.leaves.read().iter() {
             visit(leaf.term);
@@ -166,6 +163,10 @@ impl RootSet for Shared {
 pub struct CspSystem {
     pub(super) shared: Arc<Shared>,
     _roots: RootRegistration,
+    /// The registration of the semantics as a root set, where the system owns it (else its
+    /// [`SystemMaker`](super::shared_leaves::SystemMaker) does). Not in `Shared`: a root set
+    /// is dropped while the table's list of root sets is locked, and must not unregister.
+    _sem_roots: Option<RootRegistration>,
 }
 
 thread_local! {
@@ -401,12 +402,12 @@ impl CspSystem {
                 compressions,
                 failed: AtomicBool::new(false),
                 error: Mutex::new(None),
-                _sem_roots: sem_roots.take(),
             });
             let roots = global().register_roots(shared.clone());
             Ok(Made::System(CspSystem {
                 shared,
                 _roots: roots,
+                _sem_roots: sem_roots.take(),
             }))
         })
     }
