@@ -5,6 +5,7 @@
 pub(crate) mod compress;
 pub(crate) mod describe;
 mod encoding;
+mod growth;
 pub mod labels;
 pub(crate) mod layout;
 mod leaves;
