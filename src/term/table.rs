@@ -215,6 +215,12 @@ impl<L: SectionLock> TermTable<L> {
 
     /// Collects garbage and grows the bucket array if needed. Must run in the exclusive section.
     pub(crate) fn collect_exclusive(&self) {
+        self.collect_exclusive_reserving(0);
+    }
+
+    /// As [`TermTable::collect_exclusive`], the next collection after at least `reserve`
+    /// insertions, with buckets for them.
+    pub(crate) fn collect_exclusive_reserving(&self, reserve: usize) {
         let start = Instant::now();
         let relaxed = std::sync::atomic::Ordering::Relaxed;
         self.mark();
@@ -228,7 +234,8 @@ impl<L: SectionLock> TermTable<L> {
             3 * live_or_min
         } else {
             live_or_min
-        };
+        }
+        .max(reserve);
         self.grow((live + countdown).next_power_of_two());
         // Ordering (counters): Relaxed; the exclusive section orders them with everything.
         self.live_after_collection.store(live as u64, relaxed);

@@ -134,6 +134,20 @@ impl<L: SectionLock> TermThread<L> {
         L::leave_exclusive(&self.member);
     }
 
+    /// Runs a garbage collection now and grows the table so that it holds, besides the live
+    /// terms, at least `reserve` insertions before the next collection (for a construction
+    /// that gave up for the table to grow and runs again, see `csp::process::growth`). Must
+    /// not be called inside a shared section.
+    pub fn collect_reserving(&self, reserve: usize) {
+        self.flush_counts();
+        L::enter_exclusive(&self.member);
+        self.table
+            .collection_requested
+            .store(false, StdOrdering::Relaxed);
+        self.table.collect_exclusive_reserving(reserve);
+        L::leave_exclusive(&self.member);
+    }
+
     #[inline]
     fn leave_shared(&self) {
         // Ordering: Relaxed; a hint (see `TermTable::collection_requested`).

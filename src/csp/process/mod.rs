@@ -6,6 +6,7 @@ mod chase;
 pub(crate) mod compress;
 pub(crate) mod describe;
 mod encoding;
+mod growth;
 pub mod labels;
 pub(crate) mod layout;
 mod leaves;

@@ -124,14 +124,18 @@ impl LeafCache {
         if let Some(leaf) = self.leaves.get(&start) {
             return Ok(leaf.clone());
         }
-        // Ordering: Relaxed; a count read after the work.
-        self.explorations.fetch_add(1, Ordering::Relaxed);
         let (explored, compressions) = sem.recording(|| LeafLts::explore(sem, sec, start, limit));
+        if super::growth::gave_up() {
+            // Not the leaf's failure: the system is made again once the table has grown.
+            return Err(NotExplored::Lazy);
+        }
         let explored = match explored {
             Ok(lts) => Some(Arc::new(lts)),
             Err(NotExplored::Pending(k)) => return Err(NotExplored::Pending(k)),
             Err(NotExplored::Lazy) => None,
         };
+        // Ordering: Relaxed; a count read after the work.
+        self.explorations.fetch_add(1, Ordering::Relaxed);
         let leaf = Arc::new(CachedLeaf {
             explored,
             compressions,
@@ -140,7 +144,8 @@ impl LeafCache {
         Ok(self.leaves.entry(start).or_insert(leaf).clone())
     }
 
-    /// Number of leaves explored (cache misses) so far.
+    /// Number of leaves explored and kept so far (a try given up for the table to grow, or
+    /// for a compression to be made, is not counted).
     pub(super) fn explorations(&self) -> u64 {
         // Ordering: Relaxed; see `explore`.
         self.explorations.load(Ordering::Relaxed)

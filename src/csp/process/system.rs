@@ -70,6 +70,7 @@ use crate::explore::{IndexHandle, StateIndex};
 use crate::term::{global, RootRegistration, RootSet, TermId, TermThread};
 use crate::ts::{Label, NoCanonicalEncoding, TransitionSystem};
 
+use super::growth::GrowthWatch;
 use super::labels::TICK;
 use super::layout::Layout;
 use super::leaves::{LeafTable, NotExplored, Position};
@@ -129,9 +130,6 @@ pub(super) struct Shared {
     compressions: Vec<u32>,
     failed: AtomicBool,
     error: Mutex<Option<CspError>>,
-    /// The registration of `sem` as a root set, where the system owns it (else its
-    /// [`SystemMaker`](super::shared_leaves::SystemMaker) does).
-    _sem_roots: Option<RootRegistration>,
 }
 
 /// A system's semantics' memo is a root set of its own, registered by the system or by the
@@ -144,7 +142,7 @@ impl RootSet for Semantics {
 
 impl RootSet for Shared {
     fn for_each_root(&self, visit: &mut dyn FnMut(TermId)) {
-        // The semantics is a root set of its own (see `_sem_roots`).
+        // The semantics is a root set of its own (see `CspSystem::_sem_roots`).
         visit(self.omega);
         for leaf in self.leaves.leaves.read().iter() {
             visit(leaf.term);
@@ -166,6 +164,10 @@ impl RootSet for Shared {
 pub struct CspSystem {
     pub(super) shared: Arc<Shared>,
     _roots: RootRegistration,
+    /// The registration of the semantics as a root set, where the system owns it (else its
+    /// [`SystemMaker`](super::shared_leaves::SystemMaker) does). Not in `Shared`: a root set
+    /// is dropped while the table's list of root sets is locked, and must not unregister.
+    _sem_roots: Option<RootRegistration>,
 }
 
 thread_local! {
@@ -205,6 +207,9 @@ enum Made {
     System(CspSystem),
     /// Compressions to make (outside any section) before the next try.
     Pending(Vec<u32>),
+    /// The term table must grow (outside any section), with room for this many insertions,
+    /// before the next try.
+    Grow(usize),
 }
 
 /// Runs `f` in a shared section of this thread's access to the term table.
@@ -262,6 +267,7 @@ impl CspSystem {
         loop {
             match Self::make(id, sem, process, &made, &mut sem_roots)? {
                 Made::System(system) => return Ok(system),
+                Made::Grow(reserve) => TERMS.with(|tt| tt.collect_reserving(reserve)),
                 Made::Pending(pending) => {
                     for k in pending {
                         if made.contains(&k) {
@@ -292,8 +298,34 @@ impl CspSystem {
             // The whole construction runs in one section: the terms built stay valid until the
             // system's root set, registered before the section ends, holds them.
             let sec = tt.shared_section();
-            let t = sem.enc.build(&sec, process, &mut BuildPath::default())?;
-            let omega = sem.enc.omega(&sec).id();
+            let growth = GrowthWatch::start();
+            let mut made = Self::make_in(id, sem, process, made, &sec);
+            if growth.gave_up() {
+                // Room for twice the terms made since the last collection (this try's, at
+                // least), counted before the section ends (where a collection may run).
+                tt.flush_counts();
+                // Ordering: Relaxed; a statistic.
+                let made = global().inserted.load(Ordering::Relaxed) as usize;
+                return Ok(Made::Grow(made.saturating_mul(2)));
+            }
+            if let Ok(Made::System(system)) = &mut made {
+                system._sem_roots = sem_roots.take();
+            }
+            made
+        })
+    }
+
+    /// [`CspSystem::make`] inside its section.
+    fn make_in(
+        id: u64,
+        sem: &Arc<Semantics>,
+        process: &Proc,
+        made: &[u32],
+        sec: &Section<'_>,
+    ) -> Result<Made, CspError> {
+        {
+            let t = sem.enc.build(sec, process, &mut BuildPath::default())?;
+            let omega = sem.enc.omega(sec).id();
             let mut leaf_table = LeafTable::default();
             // The compressions fired exploring its leaves.
             let mut compressions = Vec::new();
@@ -319,7 +351,7 @@ impl CspSystem {
                     } else {
                         EXPLICIT_LEAVES
                     };
-                    let explored = sem.leaf_cache.explore(sem, &sec, leaf.id(), limit);
+                    let explored = sem.leaf_cache.explore(sem, sec, leaf.id(), limit);
                     if let Ok(cached) = &explored {
                         merge_compressions(&mut compressions, &cached.compressions);
                     }
@@ -374,7 +406,7 @@ impl CspSystem {
                 } else {
                     EXPLICIT_LEAVES
                 };
-                let explored = match sem.leaf_cache.explore(sem, &sec, t.id(), limit) {
+                let explored = match sem.leaf_cache.explore(sem, sec, t.id(), limit) {
                     Ok(cached) => {
                         merge_compressions(&mut compressions, &cached.compressions);
                         // Else numbered as met (an evaluation error is met again, and
@@ -401,14 +433,14 @@ impl CspSystem {
                 compressions,
                 failed: AtomicBool::new(false),
                 error: Mutex::new(None),
-                _sem_roots: sem_roots.take(),
             });
             let roots = global().register_roots(shared.clone());
             Ok(Made::System(CspSystem {
                 shared,
                 _roots: roots,
+                _sem_roots: None,
             }))
-        })
+        }
     }
 
     /// The compression functions applied in the states met so far, each once, in order.

@@ -438,6 +438,7 @@ impl Encoding {
         if path.depth >= MAX_NESTING {
             return Err(too_deep());
         }
+        super::growth::check()?;
         path.depth += 1;
         let r = stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || {
             self.build_node(sec, p, path)
