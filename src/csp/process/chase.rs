@@ -51,7 +51,7 @@ impl Semantics {
                 out.push((TAU, t.id()));
                 return Ok(());
             }
-            if passed.len() % STOP_LOOK_STEPS == 0 {
+            if passed.len().is_multiple_of(STOP_LOOK_STEPS) {
                 if let Some(reason) = self.stop.lock().reason() {
                     return Err(CspError::unpositioned(
                         ErrorKind::Stopped,
