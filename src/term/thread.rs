@@ -125,13 +125,7 @@ impl<L: SectionLock> TermThread<L> {
     /// Runs a garbage collection now (and grows the table if needed). Must not be called
     /// inside a shared section.
     pub fn collect_garbage(&self) {
-        self.flush_counts();
-        L::enter_exclusive(&self.member);
-        self.table
-            .collection_requested
-            .store(false, StdOrdering::Relaxed);
-        self.table.collect_exclusive();
-        L::leave_exclusive(&self.member);
+        self.collect_reserving(0);
     }
 
     /// Runs a garbage collection now and grows the table so that it holds, besides the live
