@@ -30,6 +30,43 @@ use super::terms::{term, Section};
 /// Steps of a walk between two looks at the stop signal.
 const STOP_LOOK_STEPS: usize = 256;
 
+/// Longest walk whose states are searched linearly (most walks are a few steps long).
+const SHORT_WALK: usize = 32;
+
+/// The states a walk has passed: a short list, or a hash set once the walk is long.
+#[derive(Default)]
+struct Passed {
+    short: Vec<TermId>,
+    long: Option<HashSet<TermId>>,
+}
+
+impl Passed {
+    fn insert(&mut self, id: TermId) {
+        match &mut self.long {
+            Some(set) => {
+                set.insert(id);
+            }
+            None if self.short.len() < SHORT_WALK => self.short.push(id),
+            None => {
+                let mut set: HashSet<TermId> = self.short.drain(..).collect();
+                set.insert(id);
+                self.long = Some(set);
+            }
+        }
+    }
+
+    fn contains(&self, id: TermId) -> bool {
+        match &self.long {
+            Some(set) => set.contains(&id),
+            None => self.short.contains(&id),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.long.as_ref().map_or(self.short.len(), HashSet::len)
+    }
+}
+
 impl Semantics {
     /// The transitions of `chase(P)` (term `t`, `P` its argument).
     pub(super) fn fire_chase<'s>(
@@ -39,7 +76,7 @@ impl Semantics {
         depth: u32,
         out: &mut Vec<(Label, TermId)>,
     ) -> Result<(), CspError> {
-        let mut passed: HashSet<TermId> = HashSet::new();
+        let mut passed = Passed::default();
         let mut state = t.arg(0);
         let moves = loop {
             let moves = self.transitions(sec, state, depth)?;
@@ -47,7 +84,7 @@ impl Semantics {
                 break moves;
             };
             passed.insert(state.id());
-            if passed.contains(&next) {
+            if passed.contains(next) {
                 out.push((TAU, t.id()));
                 return Ok(());
             }
