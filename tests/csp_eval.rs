@@ -655,3 +655,31 @@ fn scripts_and_terms_can_be_shared_between_threads() {
         "4 calls P(n) and their 4 prefixes"
     );
 }
+
+#[test]
+fn print_of_a_process_shows_the_process_not_the_print_entry() {
+    let s = load(
+        "channel a\nP = a -> P\nmodule M\n  Q(x) = a -> Q(x)\nexports\n  R = Q(0)\nendmodule\n\
+         print P\nprint M::R\nprint a -> STOP\n",
+    );
+    let messages: Vec<&str> = s.notes().iter().map(|n| n.message.as_str()).collect();
+    assert_eq!(
+        messages,
+        [
+            "print P: P",
+            "print M::R: M::R",
+            "print a -> STOP: a -> STOP"
+        ]
+    );
+}
+
+#[test]
+fn maps_may_hold_processes_as_values() {
+    let s = load(
+        "channel a : {0..1}\nm = mapFromList(<(i, a!i -> STOP) | i <- <0, 1>>)\n\
+         P = mapLookup(m, 1)\nl = (| 0 => STOP |)\n",
+    );
+    let p = unfold(&s, &s.process("P", &[]).expect("P"));
+    assert!(matches!(p.node(), ProcNode::Prefix(_)));
+    assert!(s.errors().is_empty());
+}

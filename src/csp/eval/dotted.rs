@@ -82,6 +82,16 @@ impl Evaluator {
     /// guided by the channel's field types.
     pub(super) fn typed_groups(&self, c: u32, rest: &[Value]) -> EResult<Vec<(Value, bool)>> {
         let fields = self.chan_fields(c)?;
+        self.groups_by_fields(&fields, rest)
+    }
+
+    /// Splits `rest` into field values (with whether each is complete), guided by the field
+    /// types `fields` (of a channel or a constructor).
+    pub(super) fn groups_by_fields(
+        &self,
+        fields: &[FieldSet],
+        rest: &[Value],
+    ) -> EResult<Vec<(Value, bool)>> {
         let mut out = Vec::new();
         let mut pos = 0;
         while pos < rest.len() {

@@ -174,18 +174,17 @@ impl Evaluator {
                 for (k, v) in pairs {
                     let k = self.eval(k, env)?;
                     let v = self.eval(v, env)?;
-                    for x in [&k, &v] {
-                        if !x.is_comparable() {
-                            return Err(self.err(
-                                e.span,
-                                ErrorKind::Type,
-                                format!(
-                                    "{} cannot be put in a map (processes and functions are \
-                                     not comparable)",
-                                    self.show(x)
-                                ),
-                            ));
-                        }
+                    // only keys must be comparable; values may be processes, as in FDR
+                    if !k.is_comparable() {
+                        return Err(self.err(
+                            e.span,
+                            ErrorKind::Type,
+                            format!(
+                                "{} cannot be put in a map as a key (processes and functions \
+                                 are not comparable)",
+                                self.show(&k)
+                            ),
+                        ));
                     }
                     items.push((k, v));
                 }

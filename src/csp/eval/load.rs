@@ -286,6 +286,19 @@ impl Evaluator {
             let span = def.span;
             match self.def_value(i as u32, span) {
                 Ok(v) => {
+                    // a process is named after the `print` entry itself: show its body
+                    let v = match &v {
+                        Value::Proc(p) => match p.node() {
+                            ProcNode::Call(c) if c.target == Target::Global(i as u32) => self
+                                .memo
+                                .unfolds
+                                .get(c)
+                                .map(|body| Value::Proc(body.clone()))
+                                .unwrap_or(v),
+                            _ => v,
+                        },
+                        _ => v,
+                    };
                     let full = self.sources.text(span);
                     let text = collapse_ws(full.trim_start().strip_prefix("print").unwrap_or(full));
                     let message = format!("print {text}: {}", self.show(&v));

@@ -89,7 +89,15 @@ impl Evaluator {
                 }
                 Ok(Some(fields[groups.len()..].to_vec()))
             }
-            Some(Value::Ctor(k)) if atoms.len() == 1 => Ok(Some(self.ctor_fields(*k)?.to_vec())),
+            Some(Value::Ctor(k)) => {
+                // a constructor with some of its fields (`Leaf.0` of a recursive datatype)
+                let fields = self.ctor_fields(*k)?;
+                let groups = self.groups_by_fields(&fields, &atoms[1..])?;
+                if groups.last().is_some_and(|g| !g.1) || groups.len() > fields.len() {
+                    return Ok(None);
+                }
+                Ok(Some(fields[groups.len()..].to_vec()))
+            }
             _ => Ok(None),
         }
     }

@@ -18,12 +18,10 @@ fn pairs_of(c: &BuiltinCall, v: &Value) -> Option<Vec<(Value, Value)>> {
         .collect()
 }
 
-/// Checks that every key and value of `pairs` can be compared (put in a map).
+/// Checks that every key of `pairs` can be compared (put in a map); values may be anything
+/// (processes too), as in FDR, where only the keys' type must be in `Set`.
 fn comparable(c: &BuiltinCall, pairs: &[(Value, Value)]) -> EResult<()> {
-    match pairs
-        .iter()
-        .find(|(k, v)| !k.is_comparable() || !v.is_comparable())
-    {
+    match pairs.iter().find(|(k, _)| !k.is_comparable()) {
         Some((k, v)) => Err(c.err(
             ErrorKind::Type,
             format!(
