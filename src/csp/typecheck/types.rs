@@ -139,7 +139,7 @@ impl Ty {
 fn rebuild(t: &Ty, mut child: impl FnMut(&Ty) -> Option<Ty>) -> Option<Ty> {
     let one = |a: &Rc<Ty>, c: Option<Ty>| c.map(Rc::new).unwrap_or_else(|| a.clone());
     let many = |ts: &Rc<[Ty]>, child: &mut dyn FnMut(&Ty) -> Option<Ty>| -> Option<Rc<[Ty]>> {
-        let new: Vec<Option<Ty>> = ts.iter().map(|t| child(t)).collect();
+        let new: Vec<Option<Ty>> = ts.iter().map(&mut *child).collect();
         if new.iter().all(Option::is_none) {
             return None;
         }
