@@ -304,47 +304,8 @@ impl Evaluator {
                 Value::Seq(vs.into())
             }
             K::SeqRange(a, b) => Value::Seq(self.range(a, b, env, e.span)?.into()),
-            K::SeqComp(items, stmts) => {
-                let mut out = Vec::new();
-                if let Some((Stmt::Generator(p, src), rest)) = stmts.split_first() {
-                    // a first generator over an infinite sequence makes a lazy sequence
-                    let source = self.eval(src, env)?;
-                    if lazy_seq::is_infinite_seq(&source) {
-                        return self.lazy_comprehension(e, p, items, rest, source, env);
-                    }
-                    let from = self.elements_of(source, src.span)?;
-                    for it in from.iter() {
-                        let mark = env.len();
-                        if self.match_pattern(p, it, env)? {
-                            self.for_each(rest, env, &mut |s, env| {
-                                for it in items {
-                                    out.push(s.eval(it, env)?);
-                                    if out.len() > MAX_COLLECTION {
-                                        return Err(s.err(
-                                            e.span,
-                                            ErrorKind::Limit,
-                                            "sequence too long",
-                                        ));
-                                    }
-                                }
-                                Ok(())
-                            })?;
-                        }
-                        env.truncate(mark);
-                    }
-                    return Ok(Value::Seq(out.into()));
-                }
-                self.for_each(stmts, env, &mut |s, env| {
-                    for it in items {
-                        out.push(s.eval(it, env)?);
-                        if out.len() > MAX_COLLECTION {
-                            return Err(s.err(e.span, ErrorKind::Limit, "sequence too long"));
-                        }
-                    }
-                    Ok(())
-                })?;
-                Value::Seq(out.into())
-            }
+            // a generator over an infinite sequence makes the rest lazy (eval::lazy_seq)
+            K::SeqComp(items, stmts) => self.seq_comprehension(e, items, stmts, env)?,
             K::SetLit(items) => {
                 let vs = items
                     .iter()

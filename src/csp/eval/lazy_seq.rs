@@ -1,10 +1,16 @@
 //! Lazy infinite sequences: a sequence comprehension drawing from an infinite sequence,
-//! `<x | x <- <0..>, x % 2 == 1>`, evaluated as FDR does, one element at a time as `head`,
-//! `tail` and the patterns `<x>^xs` ask for them.
+//! `<x | x <- <0..>, x % 2 == 1>`, evaluated as FDR does (as Haskell's lists), one element
+//! at a time as `head`, `tail`, `elem` and the patterns `<x>^xs` ask for them.
 //!
-//! A lazy sequence ([`LazySeq`]) is the comprehension, the environment it was written in,
-//! the rest of its infinite source, and the elements already made from the source's last
-//! element and not yet taken. Taking its first element ([`Evaluator::uncons`]) draws from the
+//! Any generator of a comprehension may draw from an infinite sequence: the comprehension is
+//! evaluated in order until the first such generator is reached; what was made before it is
+//! the sequence's beginning, and the rest is the lazy sequence of that generator and the
+//! statements after it, in the environment reached. Nothing after it is ever reached (in
+//! `<(x, y) | x <- <1..3>, y <- <x..>>`, `x` stays 1), as in FDR.
+//!
+//! A lazy sequence ([`LazySeq`]) is the comprehension from its infinite generator on, the
+//! environment it was reached in, the rest of its infinite source, and the elements already
+//! made and not yet taken. Taking its first element ([`Evaluator::uncons`]) draws from the
 //! source until a drawn element gives an output. A filter that no element passes would draw
 //! forever (FDR does not return either): weft stops after [`MAX_DRAWS`] elements that give
 //! nothing, with an error. Two lazy sequences are equal when they are the same comprehension
@@ -17,20 +23,22 @@ use super::*;
 /// [`Evaluator::uncons`] gives up.
 pub const MAX_DRAWS: u64 = 10_000_000;
 
-/// A sequence comprehension whose first statement draws from an infinite sequence: the
-/// pattern of that generator, the comprehension's items, and its other statements. Its
-/// identity is the expression's node id.
+/// A sequence comprehension from a generator that draws from an infinite sequence on: the
+/// pattern of that generator, the comprehension's items and statements, and the place of
+/// the generator among them. Its identity is the expression's node id and that place.
 #[derive(Clone)]
 pub struct LazyComp {
-    id: u32,
+    id: (u32, u32),
+    /// Where the comprehension is written.
+    span: Span,
     pattern: Pattern,
     items: Vec<Expr>,
-    rest: Vec<Stmt>,
+    stmts: Vec<Stmt>,
 }
 
 impl std::fmt::Debug for LazyComp {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "LazyComp({})", self.id)
+        write!(f, "LazyComp({}, {})", self.id.0, self.id.1)
     }
 }
 
@@ -56,7 +64,8 @@ impl Ord for LazyComp {
 
 impl std::hash::Hash for LazyComp {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        state.write_u32(self.id);
+        state.write_u32(self.id.0);
+        state.write_u32(self.id.1);
     }
 }
 
@@ -86,28 +95,85 @@ pub(super) fn is_infinite_seq(v: &Value) -> bool {
 }
 
 impl Evaluator {
-    /// `<items | p <- source, rest>` where `source` is infinite: the lazy sequence.
-    pub(super) fn lazy_comprehension(
+    /// The value of the sequence comprehension `e`, `<items | stmts>`: a finite sequence,
+    /// or, where a generator draws from an infinite sequence, what came before it followed
+    /// by the lazy sequence from it on.
+    pub(super) fn seq_comprehension(
         &self,
         e: &Expr,
-        p: &Pattern,
         items: &[Expr],
-        rest: &[Stmt],
-        source: Value,
-        env: &Env,
+        stmts: &[Stmt],
+        env: &mut Env,
     ) -> EResult<Value> {
-        let source = self.skip_filtered(p, rest, source, env)?;
-        Ok(Value::LazySeq(Arc::new(LazySeq {
-            comp: Arc::new(LazyComp {
-                id: e.id,
-                pattern: p.clone(),
-                items: items.to_vec(),
-                rest: rest.to_vec(),
-            }),
-            env: env.as_slice().into(),
-            source,
-            pending: SeqValue::empty(),
-        })))
+        let mut out = Vec::new();
+        Ok(
+            match self.comprehension_from((e.id, e.span), items, stmts, 0, env, &mut out)? {
+                None => Value::Seq(out.into()),
+                Some(lazy) => prefixed(out, lazy),
+            },
+        )
+    }
+
+    /// Adds to `out` the outputs of `<items | stmts[k..]>` in `env`, until a generator
+    /// draws from an infinite sequence: then the lazy sequence from that generator on
+    /// (what follows it is never reached).
+    fn comprehension_from(
+        &self,
+        (id, span): (u32, Span),
+        items: &[Expr],
+        stmts: &[Stmt],
+        k: usize,
+        env: &mut Env,
+        out: &mut Vec<Value>,
+    ) -> EResult<Option<LazySeq>> {
+        let Some(stmt) = stmts.get(k) else {
+            for it in items {
+                out.push(self.eval(it, env)?);
+                if out.len() > MAX_COLLECTION {
+                    return Err(self.err(span, ErrorKind::Limit, "sequence too long"));
+                }
+            }
+            return Ok(None);
+        };
+        match stmt {
+            Stmt::Qualifier(q) => {
+                if self.eval_bool(q, env)? {
+                    return self.comprehension_from((id, span), items, stmts, k + 1, env, out);
+                }
+            }
+            Stmt::Generator(p, src) => {
+                let source = self.eval(src, env)?;
+                if is_infinite_seq(&source) {
+                    let source = self.skip_filtered(p, &stmts[k + 1..], source, env)?;
+                    return Ok(Some(LazySeq {
+                        comp: Arc::new(LazyComp {
+                            id: (id, k as u32),
+                            span,
+                            pattern: p.clone(),
+                            items: items.to_vec(),
+                            stmts: stmts.to_vec(),
+                        }),
+                        env: env.as_slice().into(),
+                        source,
+                        pending: SeqValue::empty(),
+                    }));
+                }
+                let from = self.elements_of(source, src.span)?;
+                for it in from.iter() {
+                    let mark = env.len();
+                    let lazy = if self.match_pattern(p, it, env)? {
+                        self.comprehension_from((id, span), items, stmts, k + 1, env, out)?
+                    } else {
+                        None
+                    };
+                    env.truncate(mark);
+                    if lazy.is_some() {
+                        return Ok(lazy);
+                    }
+                }
+            }
+        }
+        Ok(None)
     }
 
     /// Where the source is `<m..>` and the first statement after the generator `x <- <m..>`
@@ -155,6 +221,17 @@ impl Evaluator {
     /// The first element of a sequence and the rest, `None` for the empty sequence; for a
     /// lazy sequence, draws from its source until an element is made.
     pub(super) fn uncons(&self, v: &Value, span: Span) -> EResult<Option<(Value, Value)>> {
+        self.uncons_within(v, span, &mut 0)
+    }
+
+    /// [`Evaluator::uncons`], counting the elements drawn from infinite sources in `draws`
+    /// (an error once [`MAX_DRAWS`] have been drawn).
+    pub(super) fn uncons_within(
+        &self,
+        v: &Value,
+        span: Span,
+        draws: &mut u64,
+    ) -> EResult<Option<(Value, Value)>> {
         Ok(match v {
             Value::Seq(s) => s.first().map(|x| (x.clone(), Value::Seq(s.skip(1)))),
             Value::InfSeq(s, from) => Some(match s.first() {
@@ -167,9 +244,8 @@ impl Evaluator {
             Value::LazySeq(l) => {
                 let mut source = l.source.clone();
                 let mut pending = l.pending.clone();
-                let mut draws = 0u64;
                 while pending.is_empty() {
-                    if draws >= MAX_DRAWS {
+                    if *draws >= MAX_DRAWS {
                         return Err(self.err(
                             span,
                             ErrorKind::Limit,
@@ -180,11 +256,16 @@ impl Evaluator {
                             ),
                         ));
                     }
-                    draws += 1;
-                    let Some((x, next)) = self.uncons(&source, span)? else {
+                    *draws += 1;
+                    let Some((x, next)) = self.uncons_within(&source, span, draws)? else {
                         return Ok(None);
                     };
-                    pending = self.outputs(&l.comp, &l.env, &x)?;
+                    match self.outputs(&l.comp, &l.env, &x)? {
+                        Outputs::Finite(made) => pending = made,
+                        // a later generator is infinite: the rest of this source is never
+                        // reached
+                        Outputs::Infinite(lazy) => return self.uncons_within(&lazy, span, draws),
+                    }
                     source = next;
                 }
                 let rest = LazySeq {
@@ -200,18 +281,56 @@ impl Evaluator {
     }
 
     /// The outputs of the comprehension for one element `x` of its source.
-    fn outputs(&self, comp: &LazyComp, env: &[(Name, Binding)], x: &Value) -> EResult<SeqValue> {
+    fn outputs(&self, comp: &LazyComp, env: &[(Name, Binding)], x: &Value) -> EResult<Outputs> {
         let mut env: Env = env.to_vec();
         let mut out = Vec::new();
         if self.match_pattern(&comp.pattern, x, &mut env)? {
-            self.for_each(&comp.rest, &mut env, &mut |s, env| {
-                for it in &comp.items {
-                    out.push(s.eval(it, env)?);
-                }
-                Ok(())
-            })?;
+            let (at, next) = ((comp.id.0, comp.span), comp.id.1 as usize + 1);
+            if let Some(lazy) =
+                self.comprehension_from(at, &comp.items, &comp.stmts, next, &mut env, &mut out)?
+            {
+                return Ok(Outputs::Infinite(prefixed(out, lazy)));
+            }
         }
-        Ok(out.into())
+        Ok(Outputs::Finite(out.into()))
+    }
+
+    /// Whether `x` is an element of the sequence `s`: for an infinite one, its elements are
+    /// drawn until `x` is found (FDR does not return where it is not; weft gives up with an
+    /// error after [`MAX_DRAWS`] elements).
+    pub(super) fn seq_contains(&self, x: &Value, s: &Value, span: Span) -> EResult<Option<bool>> {
+        Ok(Some(match s {
+            Value::Seq(s) => s.contains(x),
+            Value::InfSeq(s, from) => s.contains(x) || matches!(x, Value::Int(i) if *i >= *from),
+            Value::LazySeq(l) => {
+                if l.pending.contains(x) {
+                    return Ok(Some(true));
+                }
+                let mut rest = s.clone();
+                let mut draws = 0u64;
+                loop {
+                    draws += 1;
+                    if draws > MAX_DRAWS {
+                        return Err(self.err(
+                            span,
+                            ErrorKind::Limit,
+                            format!(
+                                "{} is not among the first {MAX_DRAWS} elements of the \
+                                 infinite sequence {}",
+                                self.show(x),
+                                self.show(s)
+                            ),
+                        ));
+                    }
+                    match self.uncons_within(&rest, span, &mut draws)? {
+                        None => break false,
+                        Some((y, _)) if &y == x => break true,
+                        Some((_, next)) => rest = next,
+                    }
+                }
+            }
+            _ => return Ok(None),
+        }))
     }
 
     /// `s ^ l` of a finite sequence and a lazy one.
@@ -225,4 +344,22 @@ impl Evaluator {
             pending: pending.into(),
         }))
     }
+}
+
+/// The outputs of a lazy comprehension for one element of its source.
+enum Outputs {
+    /// Finitely many.
+    Finite(SeqValue),
+    /// An infinite sequence (a later generator draws from one).
+    Infinite(Value),
+}
+
+/// `out ^ lazy`.
+fn prefixed(out: Vec<Value>, mut lazy: LazySeq) -> Value {
+    if !out.is_empty() {
+        let mut pending = out;
+        pending.extend_from_slice(&lazy.pending);
+        lazy.pending = pending.into();
+    }
+    Value::LazySeq(Arc::new(lazy))
 }

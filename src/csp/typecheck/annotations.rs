@@ -212,7 +212,7 @@ impl<'a> AnnotationReader<'a> {
             if star {
                 return Ok(Ty::Any);
             }
-            return Ok(Ty::Dotable(Box::new(first), Box::new(rest)));
+            return Ok(Ty::dotable(first, rest));
         }
         Ok(first)
     }
@@ -260,7 +260,7 @@ impl<'a> AnnotationReader<'a> {
                     let v = self.read_type()?;
                     self.expect(&Tok::Pipe, "`|)` after a map type")?;
                     self.expect(&Tok::RParen, "`|)` after a map type")?;
-                    return Ok(Ty::Map(Box::new(k), Box::new(v)));
+                    return Ok(Ty::map(k, v));
                 }
                 let mut parts = Vec::new();
                 if !self.eat(&Tok::RParen) {
@@ -274,25 +274,25 @@ impl<'a> AnnotationReader<'a> {
                 }
                 if self.eat(&Tok::Arrow) {
                     let ret = self.read_type()?;
-                    return Ok(Ty::Fun(parts, Box::new(ret)));
+                    return Ok(Ty::fun(parts, ret));
                 }
                 match parts.len() {
                     0 => Err(error(span, "`()` is not a type")),
                     1 => Ok(parts.pop().unwrap_or(Ty::Any)),
-                    _ => Ok(Ty::Tuple(parts)),
+                    _ => Ok(Ty::tuple(parts)),
                 }
             }
             Some(Tok::Lt) => {
                 self.pos += 1;
                 let t = self.read_type()?;
                 self.expect(&Tok::Gt, "`>` after a sequence type")?;
-                Ok(Ty::Seq(Box::new(t)))
+                Ok(Ty::seq(t))
             }
             Some(Tok::LBrace) => {
                 self.pos += 1;
                 let t = self.read_type()?;
                 self.expect(&Tok::RBrace, "`}` after a set type")?;
-                Ok(Ty::Set(Box::new(t)))
+                Ok(Ty::set(t))
             }
             Some(_) => Err(ReadError::Unread),
             None => Err(error(span, "expected a type")),

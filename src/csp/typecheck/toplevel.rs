@@ -257,11 +257,11 @@ impl<'p> Checker<'p> {
                     let dt = &prog.datatypes[d as usize];
                     let span = anns.get(n).map(|a| a.names[0].span);
                     let data = Ty::Data(d, dt.name.clone());
-                    (Ty::Set(Box::new(data)), span.unwrap_or_default())
+                    (Ty::set(data), span.unwrap_or_default())
                 }
                 GlobalKind::NameType(t) => {
                     let nt = &prog.nametypes[t as usize];
-                    (Ty::Set(Box::new(self.type_set(&nt.expr)?)), nt.expr.span)
+                    (Ty::set(self.type_set(&nt.expr)?), nt.expr.span)
                 }
                 _ => continue,
             };
@@ -347,10 +347,7 @@ impl<'p> Checker<'p> {
             }
             tys.push(t);
         }
-        Ok(tys
-            .into_iter()
-            .rev()
-            .fold(result, |r, t| Ty::Dotable(Box::new(t), Box::new(r))))
+        Ok(tys.into_iter().rev().fold(result, |r, t| Ty::dotable(t, r)))
     }
 
     /// The type of the values of the set `e` written as a type (a field of a channel or
@@ -363,7 +360,7 @@ impl<'p> Checker<'p> {
                 for x in es {
                     ts.push(self.type_set(x)?);
                 }
-                Ok(Ty::Tuple(ts))
+                Ok(Ty::tuple(ts))
             }
             ExprKind::Dot(..) => {
                 self.expr(e)?;
@@ -372,7 +369,7 @@ impl<'p> Checker<'p> {
             _ => {
                 let t = self.expr(e)?;
                 let x = self.vars.fresh();
-                self.expect(&Ty::Set(Box::new(x.clone())), &t, e.span)?;
+                self.expect(&Ty::set(x.clone()), &t, e.span)?;
                 Ok(x)
             }
         }

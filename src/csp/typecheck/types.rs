@@ -4,8 +4,14 @@
 //! instance of) or rigid (a variable of a type annotation, which stands for every type with
 //! its declared classes and so matches only itself). [`Ty::Any`] is the type the checker
 //! gives what it cannot type with certainty: it unifies with every type and binds nothing.
+//!
+//! A type's children are shared ([`Rc`]): copying a type, looking through a bound variable
+//! and resolving a type that has nothing left to resolve copy no tree, so deep types (a
+//! sequence of sequences of tuples, a function of many curried arguments) cost time in
+//! proportion to their size, not its square.
 
 use std::fmt;
+use std::rc::Rc;
 
 /// A type class of CSPm (libcspm's `Eq`, `Ord`, `Set`, `Yieldable`, `Complete`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -87,18 +93,113 @@ pub(super) enum Ty {
     Char,
     Proc,
     Event,
-    Seq(Box<Ty>),
-    Set(Box<Ty>),
-    Tuple(Vec<Ty>),
+    Seq(Rc<Ty>),
+    Set(Rc<Ty>),
+    Tuple(Rc<[Ty]>),
     /// `(args) -> result`
-    Fun(Vec<Ty>, Box<Ty>),
+    Fun(Rc<[Ty]>, Rc<Ty>),
     /// `(| k => v |)`
-    Map(Box<Ty>, Box<Ty>),
+    Map(Rc<Ty>, Rc<Ty>),
     /// A datatype (its index and name).
     Data(u32, std::sync::Arc<str>),
     /// `a => b`: a value that, dotted with an `a`, gives a `b` (a channel or constructor
     /// with fields left).
-    Dotable(Box<Ty>, Box<Ty>),
+    Dotable(Rc<Ty>, Rc<Ty>),
+}
+
+impl Ty {
+    /// `<t>`
+    pub(super) fn seq(t: Ty) -> Ty {
+        Ty::Seq(Rc::new(t))
+    }
+    /// `{t}`
+    pub(super) fn set(t: Ty) -> Ty {
+        Ty::Set(Rc::new(t))
+    }
+    /// `(ts)`
+    pub(super) fn tuple(ts: Vec<Ty>) -> Ty {
+        Ty::Tuple(ts.into())
+    }
+    /// `(args) -> result`
+    pub(super) fn fun(args: Vec<Ty>, result: Ty) -> Ty {
+        Ty::Fun(args.into(), Rc::new(result))
+    }
+    /// `(| k => v |)`
+    pub(super) fn map(k: Ty, v: Ty) -> Ty {
+        Ty::Map(Rc::new(k), Rc::new(v))
+    }
+    /// `a => b`
+    pub(super) fn dotable(a: Ty, b: Ty) -> Ty {
+        Ty::Dotable(Rc::new(a), Rc::new(b))
+    }
+}
+
+/// `t` rebuilt from `rebuilt`, the children some transformation gave where it changed them
+/// (`None`: unchanged, shared with `t`); `None` when it changed none.
+fn rebuild(t: &Ty, mut child: impl FnMut(&Ty) -> Option<Ty>) -> Option<Ty> {
+    let one = |a: &Rc<Ty>, c: Option<Ty>| c.map(Rc::new).unwrap_or_else(|| a.clone());
+    let many = |ts: &Rc<[Ty]>, child: &mut dyn FnMut(&Ty) -> Option<Ty>| -> Option<Rc<[Ty]>> {
+        let new: Vec<Option<Ty>> = ts.iter().map(&mut *child).collect();
+        if new.iter().all(Option::is_none) {
+            return None;
+        }
+        Some(
+            new.into_iter()
+                .zip(ts.iter())
+                .map(|(n, t)| n.unwrap_or_else(|| t.clone()))
+                .collect(),
+        )
+    };
+    match t {
+        Ty::Seq(a) => child(a).map(|a| Ty::Seq(Rc::new(a))),
+        Ty::Set(a) => child(a).map(|a| Ty::Set(Rc::new(a))),
+        Ty::Tuple(ts) => many(ts, &mut child).map(Ty::Tuple),
+        Ty::Fun(args, r) => {
+            let new_args = many(args, &mut child);
+            let new_r = child(r);
+            if new_args.is_none() && new_r.is_none() {
+                return None;
+            }
+            Some(Ty::Fun(
+                new_args.unwrap_or_else(|| args.clone()),
+                one(r, new_r),
+            ))
+        }
+        Ty::Map(a, b) | Ty::Dotable(a, b) => {
+            let (na, nb) = (child(a), child(b));
+            if na.is_none() && nb.is_none() {
+                return None;
+            }
+            let (a, b) = (one(a, na), one(b, nb));
+            Some(match t {
+                Ty::Map(..) => Ty::Map(a, b),
+                _ => Ty::Dotable(a, b),
+            })
+        }
+        _ => None,
+    }
+}
+
+/// `t` with flexible variables in `flex` and rigid ones in `rigid` replaced (its parts
+/// without such variables shared with `t`).
+pub(super) fn subst(
+    t: &Ty,
+    flex: &std::collections::HashMap<u32, Ty>,
+    rigid: &std::collections::HashMap<u32, Ty>,
+) -> Ty {
+    subst_changed(t, flex, rigid).unwrap_or_else(|| t.clone())
+}
+
+fn subst_changed(
+    t: &Ty,
+    flex: &std::collections::HashMap<u32, Ty>,
+    rigid: &std::collections::HashMap<u32, Ty>,
+) -> Option<Ty> {
+    match t {
+        Ty::Var(v) => flex.get(v).cloned(),
+        Ty::Rigid(r) => rigid.get(r).cloned(),
+        t => rebuild(t, |c| subst_changed(c, flex, rigid)),
+    }
 }
 
 /// A type mismatch: the two types (as far as resolved) that could not be unified, or a
@@ -149,49 +250,61 @@ impl Vars {
 
     /// `t` with its bound variables replaced, at the top only.
     pub(super) fn shallow(&self, t: &Ty) -> Ty {
-        let mut t = t.clone();
+        self.shallow_ref(t).clone()
+    }
+
+    /// What `t` stands for, at the top only, without copying.
+    fn shallow_ref<'a>(&'a self, mut t: &'a Ty) -> &'a Ty {
         while let Ty::Var(v) = t {
-            match &self.bound[v as usize] {
-                Some(b) => t = b.clone(),
+            match &self.bound[*v as usize] {
+                Some(b) => t = b,
                 None => break,
             }
         }
         t
     }
 
-    /// `t` with every bound variable replaced.
+    /// `t` with every bound variable replaced (its parts without bound variables shared
+    /// with `t`).
     pub(super) fn resolve(&self, t: &Ty) -> Ty {
-        match self.shallow(t) {
-            Ty::Seq(a) => Ty::Seq(Box::new(self.resolve(&a))),
-            Ty::Set(a) => Ty::Set(Box::new(self.resolve(&a))),
-            Ty::Tuple(ts) => Ty::Tuple(ts.iter().map(|t| self.resolve(t)).collect()),
-            Ty::Fun(a, r) => Ty::Fun(
-                a.iter().map(|t| self.resolve(t)).collect(),
-                Box::new(self.resolve(&r)),
-            ),
-            Ty::Map(k, v) => Ty::Map(Box::new(self.resolve(&k)), Box::new(self.resolve(&v))),
-            Ty::Dotable(a, r) => {
-                Ty::Dotable(Box::new(self.resolve(&a)), Box::new(self.resolve(&r)))
-            }
-            t => t,
+        self.resolve_changed(t).unwrap_or_else(|| t.clone())
+    }
+
+    /// `t` with every bound variable replaced; `None` when it has none.
+    fn resolve_changed(&self, t: &Ty) -> Option<Ty> {
+        let s = self.shallow_ref(t);
+        let changed = rebuild(s, |c| self.resolve_changed(c));
+        match (changed, std::ptr::eq(s, t)) {
+            (Some(r), _) => Some(r),
+            (None, true) => None,
+            (None, false) => Some(s.clone()),
         }
     }
 
     /// The unbound flexible variables of `t`, in order of first occurrence.
     pub(super) fn free_vars(&self, t: &Ty, out: &mut Vec<u32>) {
-        match self.shallow(t) {
-            Ty::Var(v) if !out.contains(&v) => out.push(v),
-            Ty::Seq(a) | Ty::Set(a) => self.free_vars(&a, out),
-            Ty::Tuple(ts) => ts.iter().for_each(|t| self.free_vars(t, out)),
-            Ty::Fun(a, r) => {
-                a.iter().for_each(|t| self.free_vars(t, out));
-                self.free_vars(&r, out);
+        let mut seen = std::collections::HashSet::new();
+        seen.extend(out.iter().copied());
+        self.each_free_var(t, &mut |v| {
+            if seen.insert(v) {
+                out.push(v);
             }
+            false
+        });
+    }
+
+    /// Calls `f` on each occurrence of an unbound flexible variable of `t`, in order,
+    /// until it returns true; whether it did.
+    fn each_free_var(&self, t: &Ty, f: &mut dyn FnMut(u32) -> bool) -> bool {
+        match self.shallow_ref(t) {
+            Ty::Var(v) => f(*v),
+            Ty::Seq(a) | Ty::Set(a) => self.each_free_var(a, f),
+            Ty::Tuple(ts) => ts.iter().any(|t| self.each_free_var(t, f)),
+            Ty::Fun(a, r) => a.iter().any(|t| self.each_free_var(t, f)) || self.each_free_var(r, f),
             Ty::Map(a, r) | Ty::Dotable(a, r) => {
-                self.free_vars(&a, out);
-                self.free_vars(&r, out);
+                self.each_free_var(a, f) || self.each_free_var(r, f)
             }
-            _ => {}
+            _ => false,
         }
     }
 
@@ -232,9 +345,7 @@ impl Vars {
     }
 
     fn occurs(&self, v: u32, t: &Ty) -> bool {
-        let mut fv = Vec::new();
-        self.free_vars(t, &mut fv);
-        fv.contains(&v)
+        self.each_free_var(t, &mut |w| w == v)
     }
 
     fn bind(&mut self, v: u32, t: &Ty) -> Result<(), Mismatch> {
@@ -273,11 +384,12 @@ impl Vars {
             | (Ty::Event, Ty::Event) => Ok(()),
             (Ty::Data(x, _), Ty::Data(y, _)) if x == y => Ok(()),
             (Ty::Seq(x), Ty::Seq(y)) | (Ty::Set(x), Ty::Set(y)) => self.unify(x, y),
-            (Ty::Tuple(xs), Ty::Tuple(ys)) if xs.len() == ys.len() => {
-                xs.iter().zip(ys).try_for_each(|(x, y)| self.unify(x, y))
-            }
+            (Ty::Tuple(xs), Ty::Tuple(ys)) if xs.len() == ys.len() => xs
+                .iter()
+                .zip(ys.iter())
+                .try_for_each(|(x, y)| self.unify(x, y)),
             (Ty::Fun(xa, xr), Ty::Fun(ya, yr)) if xa.len() == ya.len() => {
-                for (x, y) in xa.iter().zip(ya) {
+                for (x, y) in xa.iter().zip(ya.iter()) {
                     self.unify(x, y)?;
                 }
                 self.unify(xr, yr)
@@ -317,10 +429,19 @@ impl Vars {
 
 struct Shown<'a>(&'a Vars, &'a Ty);
 
-impl fmt::Display for Shown<'_> {
+impl<'a> fmt::Display for Shown<'a> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let vars = self.0;
-        let sh = |t: &Ty| Shown(vars, t).to_string();
+        let sh = |t: &'a Ty| Shown(vars, t);
+        let list = |f: &mut fmt::Formatter<'_>, ts: &'a [Ty]| -> fmt::Result {
+            for (i, t) in ts.iter().enumerate() {
+                if i > 0 {
+                    write!(f, ", ")?;
+                }
+                write!(f, "{}", sh(t))?;
+            }
+            Ok(())
+        };
         match self.1 {
             Ty::Var(v) => write!(f, "t{v}"),
             Ty::Rigid(r) => write!(f, "{}", vars.rigid[*r as usize].0),
@@ -333,12 +454,14 @@ impl fmt::Display for Shown<'_> {
             Ty::Seq(a) => write!(f, "<{}>", sh(a)),
             Ty::Set(a) => write!(f, "{{{}}}", sh(a)),
             Ty::Tuple(ts) => {
-                let parts: Vec<String> = ts.iter().map(sh).collect();
-                write!(f, "({})", parts.join(", "))
+                write!(f, "(")?;
+                list(f, ts)?;
+                write!(f, ")")
             }
             Ty::Fun(a, r) => {
-                let parts: Vec<String> = a.iter().map(sh).collect();
-                write!(f, "({}) -> {}", parts.join(", "), sh(r))
+                write!(f, "(")?;
+                list(f, a)?;
+                write!(f, ") -> {}", sh(r))
             }
             Ty::Map(k, v) => write!(f, "(| {} => {} |)", sh(k), sh(v)),
             Ty::Data(_, name) => write!(f, "{name}"),

@@ -65,15 +65,11 @@ pub(super) fn null(c: &BuiltinCall) -> EResult<Value> {
     }
 }
 
-/// `elem(x, s)`.
+/// `elem(x, s)`: of an infinite sequence, true once `x` is drawn from it.
 pub(super) fn elem(c: &BuiltinCall) -> EResult<Value> {
-    match &c.args[1] {
-        Value::Seq(s) => Ok(Value::Bool(s.contains(&c.args[0]))),
-        Value::InfSeq(s, from) => Ok(Value::Bool(
-            s.contains(&c.args[0]) || matches!(c.args[0], Value::Int(i) if i >= *from),
-        )),
-        Value::LazySeq(_) => Err(infinite_seq(c)),
-        _ => c.bad("a value and a sequence"),
+    match c.script.seq_contains(&c.args[0], &c.args[1], c.span)? {
+        Some(found) => Ok(Value::Bool(found)),
+        None => c.bad("a value and a sequence"),
     }
 }
 
