@@ -86,11 +86,38 @@ enum Expected {
     FailsInSteps(usize),
 }
 
+/// Whether `lts` has a path of exactly `steps` transitions whose visible events are `trace`
+/// and that ends in a state `bad` holds of: a counterexample of that length is real. (Two
+/// shortest counterexamples may differ where paths tie: the session takes the least in
+/// the order of parents' canonical ids, the explicit oracle the least label sequence.)
+fn leads_to(lts: &Lts, trace: &[String], steps: usize, bad: impl Fn(u32) -> bool) -> bool {
+    let names = lts.label_names();
+    let mut now: std::collections::BTreeSet<(u32, usize)> = [(lts.initial(), 0)].into();
+    for _ in 0..steps {
+        let mut next = std::collections::BTreeSet::new();
+        for &(s, done) in &now {
+            for (l, t) in lts.successors(s) {
+                if l == 0 {
+                    next.insert((t, done));
+                } else if trace.get(done) == Some(&names[l as usize]) {
+                    next.insert((t, done + 1));
+                }
+            }
+        }
+        now = next;
+    }
+    now.iter().any(|&(s, done)| done == trace.len() && bad(s))
+}
+
 fn expected(script: &Arc<Script>, check: &AssertionCheck) -> Expected {
     let tick = |lts: &Lts| tick_label(lts);
     let property = |cex: Option<weft::refine::properties::PropertyCounterexample>| match cex {
         None => Expected::Holds,
         Some(c) => Expected::FailsAfter(c.trace),
+    };
+    let in_steps = |cex: Option<weft::refine::properties::PropertyCounterexample>| match cex {
+        None => Expected::Holds,
+        Some(c) => Expected::FailsInSteps(c.steps),
     };
     match check {
         AssertionCheck::Refinement { spec, model, imp } => {
@@ -102,10 +129,10 @@ fn expected(script: &Arc<Script>, check: &AssertionCheck) -> Expected {
         }
         AssertionCheck::DeadlockFree { process, model } => {
             let lts = explored(script, process);
-            property(deadlock_free(&lts, model_of(*model), tick(&lts)))
+            in_steps(deadlock_free(&lts, model_of(*model), tick(&lts)))
         }
         AssertionCheck::DivergenceFree { process } => {
-            property(divergence_free(&explored(script, process)))
+            in_steps(divergence_free(&explored(script, process)))
         }
         AssertionCheck::Deterministic { process, model } => {
             property(deterministic(&explored(script, process), model_of(*model)))
@@ -150,9 +177,43 @@ fn verdicts_agree_with_the_explicit_oracles() {
                     Some(Witness::Refinement { counterexample, .. }) => {
                         Expected::FailsInSteps(counterexample.steps)
                     }
-                    Some(Witness::Property { counterexample, .. }) => {
-                        Expected::FailsAfter(counterexample.trace.clone())
-                    }
+                    Some(Witness::Property { counterexample, .. }) => match check {
+                        AssertionCheck::DeadlockFree { process, model } => {
+                            let lts = explored(&script, process);
+                            let fd = model_of(*model).has_divergences();
+                            // States after ✓ are not deadlocks.
+                            let tick = tick_label(&lts);
+                            let ended: std::collections::BTreeSet<u32> = lts
+                                .transitions()
+                                .filter(|&(_, l, _)| Some(l) == tick)
+                                .map(|(_, _, t)| t)
+                                .collect();
+                            let bad = |s: u32| {
+                                (fd && lts.is_divergent(s))
+                                    || (lts.is_deadlock(s) && !ended.contains(&s))
+                            };
+                            let (trace, steps) = (&counterexample.trace, counterexample.steps);
+                            assert!(
+                                leads_to(&lts, trace, steps, bad),
+                                "script{i}: {}: {trace:?} in {steps} steps is no path to a \
+                                 deadlock\n{text}",
+                                result.text
+                            );
+                            Expected::FailsInSteps(steps)
+                        }
+                        AssertionCheck::DivergenceFree { process } => {
+                            let lts = explored(&script, process);
+                            let (trace, steps) = (&counterexample.trace, counterexample.steps);
+                            assert!(
+                                leads_to(&lts, trace, steps, |s| lts.is_divergent(s)),
+                                "script{i}: {}: {trace:?} in {steps} steps is no path to a \
+                                 divergence\n{text}",
+                                result.text
+                            );
+                            Expected::FailsInSteps(steps)
+                        }
+                        _ => Expected::FailsAfter(counterexample.trace.clone()),
+                    },
                     other => panic!("script{i}: {}: witness {other:?}\n{text}", result.text),
                 },
                 (other, _) => panic!("script{i}: {}: {other:?}\n{text}", result.text),
