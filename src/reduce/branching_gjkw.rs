@@ -26,20 +26,21 @@
 //!   inert successors lack it (and that lack a direct edge).
 //!
 //! A split makes the tau edges from one side to the other non-inert, so some nodes become
-//! bottom nodes and some blocks get new pairs: such blocks are then stabilised under every
-//! constellation at once, by the signatures (the sets of pairs reachable by inert steps) of
-//! their nodes, repeatedly while that splits them. A node becomes a bottom node at most once.
+//! bottom nodes (each at most once) and some blocks get a new pair (tau, their own
+//! constellation). Those blocks are restored node by node ([`new_bottoms`], after the
+//! "stabilise new bottom states" step of Jansen, Groote, Keiren and Wijs, TACAS 2020): a
+//! block that ever needs it keeps its *block–pair slices* (its number of non-inert edges
+//! with each pair, and its number of pairs), so a new bottom node is checked by its own
+//! out-edges alone, and a block splits under its new tau pair as under a constellation.
+//! Only where a new bottom node lacks a pair is the block signed whole (the signatures of
+//! its nodes: the pairs they reach by inert steps), and then it splits.
 //!
-//! That stabilisation is not O(m log n): it signs the whole block each time. The worst case
-//! is a long tau chain over bottom nodes that split apart one constellation step at a time
-//! (`bottom_cascade_chained` in `scripts/reduce-bench.sh`, tested in `tests/reduce_props.rs`):
-//! each step makes one new bottom node under the whole chain, and signing the chain finds,
-//! most often, that nothing splits — quadratic in the chain's length. The block–bunch-slice
-//! bookkeeping of Jansen, Groote, Keiren and Wijs (TACAS 2020), which checks a new bottom
-//! node against the slices of its block (O(1) per step there), is not implemented. Signing
-//! only the nodes above the lost inert edges (the others keep a common signature) was tried
-//! and measured: no gain on the corpus, where such regions are most of their blocks, and
-//! slower on random tau-chain systems.
+//! The worst case of the former whole-block signing, a long tau chain over bottom nodes that
+//! split apart one constellation step at a time (`bottom_cascade_chained` in
+//! `scripts/reduce-bench.sh`, tested in `tests/reduce_props.rs`), is linear now. Not yet
+//! O(m log n) in every case: the paper splits under each slice that a new bottom node
+//! misses, at the cost of the smaller side, where this signs the block (it needs the
+//! slices' edge lists, not only their counts).
 //!
 //! For divergence-preserving branching bisimulation a divergent node (a contracted tau cycle)
 //! has an extra edge to itself with a label of its own, [`DIVERGENT_LABEL`], never inert.
@@ -47,6 +48,8 @@
 //! Everything runs on one thread in a fixed order (sorted lists, no iteration over hash
 //! tables), so the partition is the same at every run; the quotient renumbers its blocks in
 //! any case.
+
+mod new_bottoms;
 
 use super::blocks::Blocks;
 use rustc_hash::FxHashMap;
@@ -152,9 +155,24 @@ struct State {
     constellation_blocks: Vec<Vec<u32>>,
     /// Constellations with more than one block (each once).
     nontrivial: Vec<u32>,
-    /// Blocks to stabilise under every constellation (each once), and their flags.
+    /// Blocks to stabilise under every constellation by signing them whole (each once), and
+    /// their flags.
     unstable: Vec<u32>,
     unstable_mark: Vec<bool>,
+    /// Nodes that lost an inert edge since their block was last checked (with repeats): the
+    /// new bottom nodes among them, and the sources of the new non-inert tau edges.
+    pending: Vec<u32>,
+    /// Per node: a bottom node not yet checked against its block's pairs.
+    new_bottom: Vec<bool>,
+    /// The block–pair slices: per block and pair (label, constellation) its number of
+    /// non-inert edges with that pair, where positive; per block, its number of such pairs.
+    /// Kept only for the *tracked* blocks: those checked once (and their parts), so that a
+    /// refinement that never makes new bottom nodes does not pay for it.
+    slices: FxHashMap<(u32, u64), u32>,
+    num_pairs: Vec<u32>,
+    tracked: Vec<bool>,
+    /// Scratch for [`State::carve`]: the pairs of the moved edges.
+    moved_pairs: Vec<u64>,
 }
 
 impl State {
@@ -188,6 +206,75 @@ impl State {
         }
     }
 
+    /// `k` more non-inert edges from block `b` with `pair`.
+    fn slice_add(&mut self, b: u32, pair: u64, k: u32) {
+        let count = self.slices.entry((b, pair)).or_insert(0);
+        if *count == 0 {
+            self.num_pairs[b as usize] += 1;
+        }
+        *count += k;
+    }
+
+    /// `k` non-inert edges less from block `b` with `pair`.
+    fn slice_remove(&mut self, b: u32, pair: u64, k: u32) {
+        let count = self
+            .slices
+            .get_mut(&(b, pair))
+            .expect("a counted non-inert edge");
+        *count -= k;
+        if *count == 0 {
+            self.slices.remove(&(b, pair));
+            self.num_pairs[b as usize] -= 1;
+        }
+    }
+
+    /// Moves the non-inert edges with the sorted `pairs` (one entry per edge) from block
+    /// `from` to block `to`, one update per distinct pair.
+    fn slices_move(&mut self, from: u32, to: u32, pairs: &[u64]) {
+        let mut at = 0;
+        while at < pairs.len() {
+            let pair = pairs[at];
+            let mut upto = at + 1;
+            while upto < pairs.len() && pairs[upto] == pair {
+                upto += 1;
+            }
+            let k = (upto - at) as u32;
+            self.slice_remove(from, pair, k);
+            self.slice_add(to, pair, k);
+            at = upto;
+        }
+    }
+
+    /// Counts the slices of block `b` (not tracked yet) and tracks it from now on.
+    fn track(&mut self, edges: &Edges, b: u32) {
+        let mut pairs = std::mem::take(&mut self.moved_pairs);
+        pairs.clear();
+        for &x in self.parts.members(b) {
+            for &(a, y) in edges.out(x) {
+                pairs.extend(self.non_inert_pair(x, a, y));
+            }
+        }
+        pairs.sort_unstable();
+        let mut at = 0;
+        while at < pairs.len() {
+            let mut upto = at + 1;
+            while upto < pairs.len() && pairs[upto] == pairs[at] {
+                upto += 1;
+            }
+            self.slice_add(b, pairs[at], (upto - at) as u32);
+            at = upto;
+        }
+        self.moved_pairs = pairs;
+        self.tracked[b as usize] = true;
+    }
+
+    /// The pair of edge `x -a-> y` when it is non-inert.
+    fn non_inert_pair(&self, x: u32, a: Label, y: u32) -> Option<u64> {
+        let by = self.block[y as usize];
+        (!(a == TAU && by == self.block[x as usize]))
+            .then(|| pack(a, self.constellation[by as usize]))
+    }
+
     /// Whether `x` has a non-inert `a`-edge into constellation `c`.
     fn has_edge(&self, edges: &Edges, x: u32, a: Label, c: u32) -> bool {
         let bx = self.block[x as usize];
@@ -208,7 +295,20 @@ impl State {
     fn carve(&mut self, edges: &Edges, r: u32, group: &[u32]) -> u32 {
         debug_assert!(!group.is_empty() && (group.len() as u32) < self.size(r));
         let fresh = self.parts.first.len() as u32;
+        let mut moved = std::mem::take(&mut self.moved_pairs);
+        moved.clear();
+        if self.tracked[r as usize] {
+            for &x in group {
+                for &(a, y) in edges.out(x) {
+                    moved.extend(self.non_inert_pair(x, a, y));
+                }
+            }
+        }
+        moved.sort_unstable();
         self.parts.carve(r, group, fresh);
+        self.num_pairs.push(0);
+        let tracked = self.tracked[r as usize];
+        self.tracked.push(tracked);
         self.bottoms.push(Vec::new());
         self.unstable_mark.push(false);
         let c = self.constellation[r as usize];
@@ -231,18 +331,33 @@ impl State {
                 self.add_bottom(x);
             }
         }
-        // The tau edges between the group and the rest of `r`.
+        self.slices_move(r, fresh, &moved);
+        self.moved_pairs = moved;
+        // The tau edges between the group and the rest of `r`, now non-inert.
+        let tau_c = pack(TAU, c);
+        let (mut out_cut, mut in_cut) = (0, 0);
         for &x in group {
             for y in edges.tau_out(x) {
                 if self.block[y as usize] == r {
                     self.lose_inert_edge(x);
+                    out_cut += 1;
                 }
             }
             for w in edges.tau_in(x) {
                 if self.block[w as usize] == r {
                     self.lose_inert_edge(w);
+                    in_cut += 1;
                 }
             }
+        }
+        if !tracked {
+            return fresh;
+        }
+        if out_cut > 0 {
+            self.slice_add(fresh, tau_c, out_cut);
+        }
+        if in_cut > 0 {
+            self.slice_add(r, tau_c, in_cut);
         }
         fresh
     }
@@ -252,8 +367,9 @@ impl State {
         self.inert_out[x as usize] -= 1;
         if self.inert_out[x as usize] == 0 {
             self.add_bottom(x);
+            self.new_bottom[x as usize] = true;
         }
-        self.mark_unstable(self.block[x as usize]);
+        self.pending.push(x);
     }
 }
 
@@ -316,6 +432,12 @@ pub(crate) fn refine(mut p: Partition) -> Partition {
         nontrivial: if count > 1 { vec![0] } else { Vec::new() },
         unstable: Vec::new(),
         unstable_mark: vec![false; count],
+        pending: Vec::new(),
+        new_bottom: vec![false; n],
+        slices: FxHashMap::default(),
+        num_pairs: vec![0; count],
+        tracked: vec![false; count],
+        moved_pairs: Vec::new(),
     };
     for b in (0..count as u32).rev() {
         s.mark_unstable(b);
@@ -335,9 +457,14 @@ pub(crate) fn refine(mut p: Partition) -> Partition {
         span: vec![(0, 0); n],
         data: Vec::new(),
         buf: Vec::new(),
+        by_block: Vec::new(),
+        reference: Vec::new(),
+        pairs: Vec::new(),
+        direct: Vec::new(),
     };
-    stabilise(&mut s, &edges, &mut stabilise_scratch);
+    new_bottoms::stabilise(&mut s, &edges, &mut scratch, &mut stabilise_scratch);
     let mut incoming: Vec<(Label, u32)> = Vec::new();
+    let mut sources: Vec<(u32, Label)> = Vec::new();
     let mut group: Vec<(u32, u32)> = Vec::new();
     let mut direct: Vec<u32> = Vec::new();
     while let Some(&c) = s.nontrivial.last() {
@@ -367,6 +494,27 @@ pub(crate) fn refine(mut p: Partition) -> Partition {
                     incoming.push((a, x));
                 }
             }
+        }
+        // Their slices move from the old constellation to the new one.
+        sources.clear();
+        sources.extend(
+            incoming
+                .iter()
+                .map(|&(a, x)| (s.block[x as usize], a))
+                .filter(|&(b, _)| s.tracked[b as usize]),
+        );
+        sources.sort_unstable();
+        let mut at = 0;
+        while at < sources.len() {
+            let (b, a) = sources[at];
+            let mut upto = at + 1;
+            while upto < sources.len() && sources[upto] == (b, a) {
+                upto += 1;
+            }
+            let k = (upto - at) as u32;
+            s.slice_remove(b, pack(a, c), k);
+            s.slice_add(b, pack(a, own), k);
+            at = upto;
         }
         incoming.sort_unstable();
         incoming.dedup();
@@ -399,7 +547,7 @@ pub(crate) fn refine(mut p: Partition) -> Partition {
                 split_under(&mut s, &edges, &mut scratch, r, &direct, a, c);
             }
         }
-        stabilise(&mut s, &edges, &mut stabilise_scratch);
+        new_bottoms::stabilise(&mut s, &edges, &mut scratch, &mut stabilise_scratch);
     }
     p.num_blocks = s.parts.first.len() as u32;
     p.block = s.block;
@@ -420,28 +568,7 @@ fn split_under(
     a: Label,
     c: u32,
 ) {
-    // The bottom nodes with a direct edge go to the front of the block's bottom list.
-    let mut direct_bottoms = 0usize;
-    for &x in direct {
-        scratch.direct[x as usize] = true;
-        if s.inert_out[x as usize] == 0 {
-            let list = &mut s.bottoms[r as usize];
-            let at = s.bottom_pos[x as usize] as usize;
-            let other = list[direct_bottoms];
-            list.swap(at, direct_bottoms);
-            s.bottom_pos[other as usize] = at as u32;
-            s.bottom_pos[x as usize] = direct_bottoms as u32;
-            direct_bottoms += 1;
-        }
-    }
-    let reaching_block = if direct_bottoms == s.bottoms[r as usize].len() {
-        r
-    } else {
-        main_split(s, edges, scratch, r, direct, direct_bottoms)
-    };
-    for &x in direct {
-        scratch.direct[x as usize] = false;
-    }
+    let reaching_block = split_by_direct(s, edges, scratch, r, direct);
     // The co-split: bottom nodes with a direct edge but none into `c` lack it.
     let mut lacks = std::mem::take(&mut scratch.lack);
     lacks.clear();
@@ -489,6 +616,41 @@ fn split_under(
         s.carve(edges, reaching_block, &lacks);
     }
     scratch.lack = lacks;
+}
+
+/// Splits block `r` into the nodes that reach a node of `direct` (distinct members of `r`)
+/// by inert steps and the others (see [`main_split`]); no split when every bottom node is in
+/// `direct`. Returns the block of the side that reaches `direct`.
+fn split_by_direct(
+    s: &mut State,
+    edges: &Edges,
+    scratch: &mut Scratch,
+    r: u32,
+    direct: &[u32],
+) -> u32 {
+    // The bottom nodes with a direct edge go to the front of the block's bottom list.
+    let mut direct_bottoms = 0usize;
+    for &x in direct {
+        scratch.direct[x as usize] = true;
+        if s.inert_out[x as usize] == 0 {
+            let list = &mut s.bottoms[r as usize];
+            let at = s.bottom_pos[x as usize] as usize;
+            let other = list[direct_bottoms];
+            list.swap(at, direct_bottoms);
+            s.bottom_pos[other as usize] = at as u32;
+            s.bottom_pos[x as usize] = direct_bottoms as u32;
+            direct_bottoms += 1;
+        }
+    }
+    let reaching_block = if direct_bottoms == s.bottoms[r as usize].len() {
+        r
+    } else {
+        main_split(s, edges, scratch, r, direct, direct_bottoms)
+    };
+    for &x in direct {
+        scratch.direct[x as usize] = false;
+    }
+    reaching_block
 }
 
 /// Splits block `r` into the nodes that reach a node of `direct` by inert steps and the
@@ -581,21 +743,31 @@ struct StabiliseScratch {
     span: Vec<(u32, u32)>,
     data: Vec<u64>,
     buf: Vec<u64>,
+    /// For the checks of new bottom nodes: the pending nodes by block, the pairs of a
+    /// checked bottom node and of the node at hand, and the nodes to split under.
+    by_block: Vec<(u32, u32)>,
+    reference: Vec<u64>,
+    pairs: Vec<u64>,
+    direct: Vec<u32>,
 }
 
 /// Stabilises every block marked unstable under every constellation: splits it by its
 /// nodes' signatures (the pairs (label, constellation) of the non-inert edges they reach by
-/// inert steps), the largest group keeping the block; the parts that get new non-inert
-/// edges are marked again.
-fn stabilise(s: &mut State, edges: &Edges, scratch: &mut StabiliseScratch) {
+/// inert steps), the largest group keeping the block. The block's bottom nodes are checked
+/// by that; the edges that the carving makes non-inert are left in `pending`.
+fn sign_unstable(s: &mut State, edges: &Edges, scratch: &mut StabiliseScratch) {
     let StabiliseScratch {
         members,
         span,
         data,
         buf,
+        ..
     } = scratch;
     while let Some(r) = s.unstable.pop() {
         s.unstable_mark[r as usize] = false;
+        for &x in &s.bottoms[r as usize] {
+            s.new_bottom[x as usize] = false;
+        }
         if s.size(r) == 1 {
             continue;
         }
