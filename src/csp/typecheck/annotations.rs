@@ -2,6 +2,7 @@
 //! rigid, with the type classes of its context (`(Eq a, Ord b) => ...`).
 
 use std::collections::HashMap;
+use std::rc::Rc;
 
 use super::types::{Class, Classes, Ty, Vars};
 use crate::csp::error::{ErrorKind, RawError};
@@ -212,7 +213,7 @@ impl<'a> AnnotationReader<'a> {
             if star {
                 return Ok(Ty::Any);
             }
-            return Ok(Ty::Dotable(Box::new(first), Box::new(rest)));
+            return Ok(Ty::Dotable(Rc::new(first), Rc::new(rest)));
         }
         Ok(first)
     }
@@ -260,7 +261,7 @@ impl<'a> AnnotationReader<'a> {
                     let v = self.read_type()?;
                     self.expect(&Tok::Pipe, "`|)` after a map type")?;
                     self.expect(&Tok::RParen, "`|)` after a map type")?;
-                    return Ok(Ty::Map(Box::new(k), Box::new(v)));
+                    return Ok(Ty::Map(Rc::new(k), Rc::new(v)));
                 }
                 let mut parts = Vec::new();
                 if !self.eat(&Tok::RParen) {
@@ -274,7 +275,7 @@ impl<'a> AnnotationReader<'a> {
                 }
                 if self.eat(&Tok::Arrow) {
                     let ret = self.read_type()?;
-                    return Ok(Ty::Fun(parts, Box::new(ret)));
+                    return Ok(Ty::Fun(parts, Rc::new(ret)));
                 }
                 match parts.len() {
                     0 => Err(error(span, "`()` is not a type")),
@@ -286,13 +287,13 @@ impl<'a> AnnotationReader<'a> {
                 self.pos += 1;
                 let t = self.read_type()?;
                 self.expect(&Tok::Gt, "`>` after a sequence type")?;
-                Ok(Ty::Seq(Box::new(t)))
+                Ok(Ty::Seq(Rc::new(t)))
             }
             Some(Tok::LBrace) => {
                 self.pos += 1;
                 let t = self.read_type()?;
                 self.expect(&Tok::RBrace, "`}` after a set type")?;
-                Ok(Ty::Set(Box::new(t)))
+                Ok(Ty::Set(Rc::new(t)))
             }
             Some(_) => Err(ReadError::Unread),
             None => Err(error(span, "expected a type")),

@@ -3,6 +3,7 @@
 //! constructs).
 
 use std::collections::HashMap;
+use std::rc::Rc;
 
 use super::types::{Class, Mismatch, Ty};
 use super::{CResult, Checker, Scheme};
@@ -69,14 +70,14 @@ impl Checker<'_> {
         match self.prog.globals.get(n) {
             Some(GlobalKind::Builtin(b)) => self.builtin_type(*b),
             Some(GlobalKind::Stop | GlobalKind::Skip | GlobalKind::Div) => Ty::Proc,
-            Some(GlobalKind::ProcType) => Ty::Set(Box::new(Ty::Proc)),
-            Some(GlobalKind::Int) => Ty::Set(Box::new(Ty::Int)),
-            Some(GlobalKind::Bool) => Ty::Set(Box::new(Ty::Bool)),
-            Some(GlobalKind::Char) => Ty::Set(Box::new(Ty::Char)),
-            Some(GlobalKind::Events) => Ty::Set(Box::new(Ty::Event)),
+            Some(GlobalKind::ProcType) => Ty::Set(Rc::new(Ty::Proc)),
+            Some(GlobalKind::Int) => Ty::Set(Rc::new(Ty::Int)),
+            Some(GlobalKind::Bool) => Ty::Set(Rc::new(Ty::Bool)),
+            Some(GlobalKind::Char) => Ty::Set(Rc::new(Ty::Char)),
+            Some(GlobalKind::Events) => Ty::Set(Rc::new(Ty::Event)),
             Some(GlobalKind::True | GlobalKind::False) => Ty::Bool,
             Some(GlobalKind::EmptyMap) => {
-                Ty::Map(Box::new(self.vars.fresh()), Box::new(self.vars.fresh()))
+                Ty::Map(Rc::new(self.vars.fresh()), Rc::new(self.vars.fresh()))
             }
             _ => Ty::Any,
         }
@@ -85,9 +86,9 @@ impl Checker<'_> {
     /// The types of the built-in functions the checker knows (others are [`Ty::Any`]).
     fn builtin_type(&mut self, b: Builtin) -> Ty {
         let a = self.vars.fresh();
-        let set = |t: &Ty| Ty::Set(Box::new(t.clone()));
-        let seq = |t: &Ty| Ty::Seq(Box::new(t.clone()));
-        let fun = |args: Vec<Ty>, r: Ty| Ty::Fun(args, Box::new(r));
+        let set = |t: &Ty| Ty::Set(Rc::new(t.clone()));
+        let seq = |t: &Ty| Ty::Seq(Rc::new(t.clone()));
+        let fun = |args: Vec<Ty>, r: Ty| Ty::Fun(args, Rc::new(r));
         match b {
             Builtin::Union | Builtin::Inter | Builtin::Diff => fun(vec![set(&a), set(&a)], set(&a)),
             Builtin::UnionAll | Builtin::InterAll => fun(vec![set(&set(&a))], set(&a)),
@@ -139,7 +140,7 @@ impl Checker<'_> {
             K::Int(_) => Ty::Int,
             K::Bool(_) => Ty::Bool,
             K::Char(_) => Ty::Char,
-            K::Str(_) => Ty::Seq(Box::new(Ty::Char)),
+            K::Str(_) => Ty::Seq(Rc::new(Ty::Char)),
             K::Var(n) => self.name_type(n),
             K::Wildcard | K::TimedHeader(..) | K::Timed(_) => Ty::Any,
             K::Map(pairs) => {
@@ -150,7 +151,7 @@ impl Checker<'_> {
                     let tb = self.expr(b)?;
                     self.expect(&v, &tb, b.span)?;
                 }
-                Ty::Map(Box::new(k), Box::new(v))
+                Ty::Map(Rc::new(k), Rc::new(v))
             }
             K::Tuple(es) => {
                 let mut ts = Vec::new();
@@ -179,7 +180,7 @@ impl Checker<'_> {
                     }
                     UnOp::Len => {
                         let x = self.vars.fresh();
-                        self.expect(&Ty::Seq(Box::new(x)), &t, a.span)?;
+                        self.expect(&Ty::Seq(Rc::new(x)), &t, a.span)?;
                         Ty::Int
                     }
                 }
@@ -202,21 +203,21 @@ impl Checker<'_> {
                 let n = self.push_binds(binds);
                 let body = self.expr(&l.body);
                 self.pop(n);
-                Ty::Fun(params, Box::new(body?))
+                Ty::Fun(params, Rc::new(body?))
             }
-            K::SeqLit(es) => Ty::Seq(Box::new(self.elements(es)?)),
-            K::SetLit(es) => Ty::Set(Box::new(self.elements(es)?)),
+            K::SeqLit(es) => Ty::Seq(Rc::new(self.elements(es)?)),
+            K::SetLit(es) => Ty::Set(Rc::new(self.elements(es)?)),
             K::SeqComp(es, stmts) => {
                 let n = self.stmts(stmts, Source::Seq)?;
                 let t = self.elements(es);
                 self.pop(n);
-                Ty::Seq(Box::new(t?))
+                Ty::Seq(Rc::new(t?))
             }
             K::SetComp(es, stmts) => {
                 let n = self.stmts(stmts, Source::Set)?;
                 let t = self.elements(es);
                 self.pop(n);
-                Ty::Set(Box::new(t?))
+                Ty::Set(Rc::new(t?))
             }
             K::SeqRange(a, b) | K::SetRange(a, b) => {
                 for x in [a, b] {
@@ -224,18 +225,18 @@ impl Checker<'_> {
                     self.expect(&Ty::Int, &t, x.span)?;
                 }
                 if matches!(e.kind, K::SeqRange(..)) {
-                    Ty::Seq(Box::new(Ty::Int))
+                    Ty::Seq(Rc::new(Ty::Int))
                 } else {
-                    Ty::Set(Box::new(Ty::Int))
+                    Ty::Set(Rc::new(Ty::Int))
                 }
             }
             K::SetFrom(a) | K::SeqFrom(a) => {
                 let t = self.expr(a)?;
                 self.expect(&Ty::Int, &t, a.span)?;
                 if matches!(e.kind, K::SeqFrom(..)) {
-                    Ty::Seq(Box::new(Ty::Int))
+                    Ty::Seq(Rc::new(Ty::Int))
                 } else {
-                    Ty::Set(Box::new(Ty::Int))
+                    Ty::Set(Rc::new(Ty::Int))
                 }
             }
             K::RangeComp(r, stmts) => {
@@ -248,7 +249,7 @@ impl Checker<'_> {
                 for x in es {
                     self.expr(x)?;
                 }
-                Ty::Set(Box::new(self.productions_type(es)?))
+                Ty::Set(Rc::new(self.productions_type(es)?))
             }
             K::ProductionsComp(es, stmts) => {
                 let n = self.stmts(stmts, Source::Set)?;
@@ -257,7 +258,7 @@ impl Checker<'_> {
                     .try_for_each(|x| self.expr(x).map(drop))
                     .and_then(|()| self.productions_type(es));
                 self.pop(n);
-                Ty::Set(Box::new(r?))
+                Ty::Set(Rc::new(r?))
             }
             K::Prefix(p) => self.prefix(p)?,
             K::Guard(b, p) => {
@@ -359,7 +360,7 @@ impl Checker<'_> {
     fn set_of_any(&mut self, e: &Expr) -> CResult<()> {
         let t = self.expr(e)?;
         let x = self.vars.fresh();
-        self.expect(&Ty::Set(Box::new(x)), &t, e.span)
+        self.expect(&Ty::Set(Rc::new(x)), &t, e.span)
     }
 
     /// The common type of the elements `es`.
@@ -383,11 +384,11 @@ impl Checker<'_> {
                 for ((p, a), t) in params.iter().zip(args).zip(&targs) {
                     self.expect(p, t, a.span)?;
                 }
-                return Ok(*ret);
+                return Ok(Rc::unwrap_or_clone(ret));
             }
         }
         let ret = self.vars.fresh();
-        let want = Ty::Fun(targs, Box::new(ret.clone()));
+        let want = Ty::Fun(targs, Rc::new(ret.clone()));
         self.expect(&want, &tf, f.span)?;
         Ok(ret)
     }
@@ -417,7 +418,7 @@ impl Checker<'_> {
                 Ty::Bool
             }
             BinOp::Concat => {
-                let x = Ty::Seq(Box::new(self.vars.fresh()));
+                let x = Ty::Seq(Rc::new(self.vars.fresh()));
                 self.expect(&x, &ta, a.span)?;
                 self.expect(&x, &tb, b.span)?;
                 x
@@ -488,7 +489,7 @@ impl Checker<'_> {
                         }
                         if let Some(s) = set {
                             let ts = self.expr(s)?;
-                            self.expect(&Ty::Set(Box::new(tp.clone())), &ts, s.span)?;
+                            self.expect(&Ty::Set(Rc::new(tp.clone())), &ts, s.span)?;
                             // a field of an event is a complete value: a constructor or
                             // channel still waiting for fields can never be input
                             if let Ty::Set(inner) = self.vars.resolve(&ts) {
@@ -549,8 +550,8 @@ impl Checker<'_> {
             if !self.single_field(&a) {
                 return None;
             }
-            fields.push(*a);
-            t = *r;
+            fields.push(Rc::unwrap_or_clone(a));
+            t = Rc::unwrap_or_clone(r);
         }
         (t == Ty::Event).then_some(fields)
     }
@@ -573,7 +574,7 @@ impl Checker<'_> {
                 return None;
             }
             count += 1;
-            t = *r;
+            t = Rc::unwrap_or_clone(r);
         }
         (t == Ty::Event).then_some(count)
     }
@@ -613,8 +614,8 @@ impl Checker<'_> {
                         source
                     };
                     let want = match source {
-                        Source::Set => Ty::Set(Box::new(tp)),
-                        Source::Seq => Ty::Seq(Box::new(tp)),
+                        Source::Set => Ty::Set(Rc::new(tp)),
+                        Source::Seq => Ty::Seq(Rc::new(tp)),
                         Source::Either => Ty::Any,
                     };
                     self.vars.unify(&want, &te).map_err(|m| {
@@ -705,7 +706,7 @@ impl Checker<'_> {
                     let tq = self.pattern(q, binds)?;
                     self.expect(&t, &tq, q.span)?;
                 }
-                Ty::Seq(Box::new(t))
+                Ty::Seq(Rc::new(t))
             }
             P::Set(ps) => {
                 let t = self.vars.fresh();
@@ -713,10 +714,10 @@ impl Checker<'_> {
                     let tq = self.pattern(q, binds)?;
                     self.expect(&t, &tq, q.span)?;
                 }
-                Ty::Set(Box::new(t))
+                Ty::Set(Rc::new(t))
             }
             P::Concat(a, b) => {
-                let t = Ty::Seq(Box::new(self.vars.fresh()));
+                let t = Ty::Seq(Rc::new(self.vars.fresh()));
                 for q in [a, b] {
                     let tq = self.pattern(q, binds)?;
                     self.expect(&t, &tq, q.span)?;
@@ -750,7 +751,7 @@ impl Checker<'_> {
             self.pop(n);
             let mut t = body?;
             for g in groups.into_iter().rev() {
-                t = Ty::Fun(g, Box::new(t));
+                t = Ty::Fun(g, Rc::new(t));
             }
             match &result {
                 None => result = Some(t),
@@ -784,12 +785,12 @@ pub(super) fn subst(t: &Ty, flex: &HashMap<u32, Ty>, rigid: &HashMap<u32, Ty>) -
     match t {
         Ty::Var(v) => flex.get(v).cloned().unwrap_or(Ty::Var(*v)),
         Ty::Rigid(r) => rigid.get(r).cloned().unwrap_or(Ty::Rigid(*r)),
-        Ty::Seq(a) => Ty::Seq(Box::new(s(a))),
-        Ty::Set(a) => Ty::Set(Box::new(s(a))),
+        Ty::Seq(a) => Ty::Seq(Rc::new(s(a))),
+        Ty::Set(a) => Ty::Set(Rc::new(s(a))),
         Ty::Tuple(ts) => Ty::Tuple(ts.iter().map(s).collect()),
-        Ty::Fun(a, r) => Ty::Fun(a.iter().map(s).collect(), Box::new(s(r))),
-        Ty::Map(k, v) => Ty::Map(Box::new(s(k)), Box::new(s(v))),
-        Ty::Dotable(a, r) => Ty::Dotable(Box::new(s(a)), Box::new(s(r))),
+        Ty::Fun(a, r) => Ty::Fun(a.iter().map(s).collect(), Rc::new(s(r))),
+        Ty::Map(k, v) => Ty::Map(Rc::new(s(k)), Rc::new(s(v))),
+        Ty::Dotable(a, r) => Ty::Dotable(Rc::new(s(a)), Rc::new(s(r))),
         t => t.clone(),
     }
 }

@@ -3,6 +3,7 @@
 //! types, assertions, and the checks of type annotations against the inferred types.
 
 use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
 
 use super::annotations::{AnnotationReader, ReadError, TypeName};
 use super::types::Ty;
@@ -257,11 +258,11 @@ impl<'p> Checker<'p> {
                     let dt = &prog.datatypes[d as usize];
                     let span = anns.get(n).map(|a| a.names[0].span);
                     let data = Ty::Data(d, dt.name.clone());
-                    (Ty::Set(Box::new(data)), span.unwrap_or_default())
+                    (Ty::Set(Rc::new(data)), span.unwrap_or_default())
                 }
                 GlobalKind::NameType(t) => {
                     let nt = &prog.nametypes[t as usize];
-                    (Ty::Set(Box::new(self.type_set(&nt.expr)?)), nt.expr.span)
+                    (Ty::Set(Rc::new(self.type_set(&nt.expr)?)), nt.expr.span)
                 }
                 _ => continue,
             };
@@ -350,7 +351,7 @@ impl<'p> Checker<'p> {
         Ok(tys
             .into_iter()
             .rev()
-            .fold(result, |r, t| Ty::Dotable(Box::new(t), Box::new(r))))
+            .fold(result, |r, t| Ty::Dotable(Rc::new(t), Rc::new(r))))
     }
 
     /// The type of the values of the set `e` written as a type (a field of a channel or
@@ -372,7 +373,7 @@ impl<'p> Checker<'p> {
             _ => {
                 let t = self.expr(e)?;
                 let x = self.vars.fresh();
-                self.expect(&Ty::Set(Box::new(x.clone())), &t, e.span)?;
+                self.expect(&Ty::Set(Rc::new(x.clone())), &t, e.span)?;
                 Ok(x)
             }
         }

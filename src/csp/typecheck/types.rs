@@ -6,6 +6,7 @@
 //! gives what it cannot type with certainty: it unifies with every type and binds nothing.
 
 use std::fmt;
+use std::rc::Rc;
 
 /// A type class of CSPm (libcspm's `Eq`, `Ord`, `Set`, `Yieldable`, `Complete`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -87,18 +88,18 @@ pub(super) enum Ty {
     Char,
     Proc,
     Event,
-    Seq(Box<Ty>),
-    Set(Box<Ty>),
+    Seq(Rc<Ty>),
+    Set(Rc<Ty>),
     Tuple(Vec<Ty>),
     /// `(args) -> result`
-    Fun(Vec<Ty>, Box<Ty>),
+    Fun(Vec<Ty>, Rc<Ty>),
     /// `(| k => v |)`
-    Map(Box<Ty>, Box<Ty>),
+    Map(Rc<Ty>, Rc<Ty>),
     /// A datatype (its index and name).
     Data(u32, std::sync::Arc<str>),
     /// `a => b`: a value that, dotted with an `a`, gives a `b` (a channel or constructor
     /// with fields left).
-    Dotable(Box<Ty>, Box<Ty>),
+    Dotable(Rc<Ty>, Rc<Ty>),
 }
 
 /// A type mismatch: the two types (as far as resolved) that could not be unified, or a
@@ -149,10 +150,15 @@ impl Vars {
 
     /// `t` with its bound variables replaced, at the top only.
     pub(super) fn shallow(&self, t: &Ty) -> Ty {
-        let mut t = t.clone();
+        self.shallow_ref(t).clone()
+    }
+
+    /// [`Vars::shallow`] without a copy (the walks over a type call it at every level, and a
+    /// type can be thousands of levels deep).
+    fn shallow_ref<'a>(&'a self, mut t: &'a Ty) -> &'a Ty {
         while let Ty::Var(v) = t {
-            match &self.bound[v as usize] {
-                Some(b) => t = b.clone(),
+            match &self.bound[*v as usize] {
+                Some(b) => t = b,
                 None => break,
             }
         }
@@ -161,35 +167,33 @@ impl Vars {
 
     /// `t` with every bound variable replaced.
     pub(super) fn resolve(&self, t: &Ty) -> Ty {
-        match self.shallow(t) {
-            Ty::Seq(a) => Ty::Seq(Box::new(self.resolve(&a))),
-            Ty::Set(a) => Ty::Set(Box::new(self.resolve(&a))),
+        match self.shallow_ref(t) {
+            Ty::Seq(a) => Ty::Seq(Rc::new(self.resolve(a))),
+            Ty::Set(a) => Ty::Set(Rc::new(self.resolve(a))),
             Ty::Tuple(ts) => Ty::Tuple(ts.iter().map(|t| self.resolve(t)).collect()),
             Ty::Fun(a, r) => Ty::Fun(
                 a.iter().map(|t| self.resolve(t)).collect(),
-                Box::new(self.resolve(&r)),
+                Rc::new(self.resolve(r)),
             ),
-            Ty::Map(k, v) => Ty::Map(Box::new(self.resolve(&k)), Box::new(self.resolve(&v))),
-            Ty::Dotable(a, r) => {
-                Ty::Dotable(Box::new(self.resolve(&a)), Box::new(self.resolve(&r)))
-            }
-            t => t,
+            Ty::Map(k, v) => Ty::Map(Rc::new(self.resolve(k)), Rc::new(self.resolve(v))),
+            Ty::Dotable(a, r) => Ty::Dotable(Rc::new(self.resolve(a)), Rc::new(self.resolve(r))),
+            t => t.clone(),
         }
     }
 
     /// The unbound flexible variables of `t`, in order of first occurrence.
     pub(super) fn free_vars(&self, t: &Ty, out: &mut Vec<u32>) {
-        match self.shallow(t) {
-            Ty::Var(v) if !out.contains(&v) => out.push(v),
-            Ty::Seq(a) | Ty::Set(a) => self.free_vars(&a, out),
+        match self.shallow_ref(t) {
+            Ty::Var(v) if !out.contains(v) => out.push(*v),
+            Ty::Seq(a) | Ty::Set(a) => self.free_vars(a, out),
             Ty::Tuple(ts) => ts.iter().for_each(|t| self.free_vars(t, out)),
             Ty::Fun(a, r) => {
                 a.iter().for_each(|t| self.free_vars(t, out));
-                self.free_vars(&r, out);
+                self.free_vars(r, out);
             }
             Ty::Map(a, r) | Ty::Dotable(a, r) => {
-                self.free_vars(&a, out);
-                self.free_vars(&r, out);
+                self.free_vars(a, out);
+                self.free_vars(r, out);
             }
             _ => {}
         }
@@ -231,10 +235,16 @@ impl Vars {
         }
     }
 
+    /// Whether the unbound variable `v` occurs in `t`.
     fn occurs(&self, v: u32, t: &Ty) -> bool {
-        let mut fv = Vec::new();
-        self.free_vars(t, &mut fv);
-        fv.contains(&v)
+        match self.shallow_ref(t) {
+            Ty::Var(w) => *w == v,
+            Ty::Seq(a) | Ty::Set(a) => self.occurs(v, a),
+            Ty::Tuple(ts) => ts.iter().any(|t| self.occurs(v, t)),
+            Ty::Fun(a, r) => a.iter().any(|t| self.occurs(v, t)) || self.occurs(v, r),
+            Ty::Map(a, r) | Ty::Dotable(a, r) => self.occurs(v, a) || self.occurs(v, r),
+            _ => false,
+        }
     }
 
     fn bind(&mut self, v: u32, t: &Ty) -> Result<(), Mismatch> {
