@@ -79,6 +79,12 @@ pub use crate::threads::DEFAULT_STACK_BUDGET;
 /// Largest set or sequence the evaluator builds.
 pub const MAX_COLLECTION: usize = 10_000_000;
 
+/// Most events the channels of a script may have, in all, to be enumerated up front (a channel
+/// with more is numbered as its events are met), and most events one prefix may offer in one
+/// state. Each event costs a few hundred bytes in the tables and the transitions: beyond this
+/// bound one state's successors alone would take gigabytes (`c?x?y?z` over three `{0..1000}`).
+pub const MAX_EVENTS: usize = 1 << 21;
+
 /// Stack size of the thread [`load_script`] evaluates on.
 pub const LOAD_STACK_BYTES: usize = 256 << 20;
 

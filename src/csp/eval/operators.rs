@@ -121,6 +121,9 @@ impl Evaluator {
                 ))
             }
             BinOp::Concat => match (&va, &vb) {
+                (Value::Seq(x), Value::Seq(y)) if x.len() + y.len() > MAX_COLLECTION => {
+                    return Err(self.err(span, ErrorKind::Limit, "sequence too long"))
+                }
                 (Value::Seq(x), Value::Seq(y)) => {
                     let mut v = x.to_vec();
                     v.extend_from_slice(y);

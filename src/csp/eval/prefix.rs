@@ -106,7 +106,7 @@ impl Evaluator {
     /// (values) extending `v` when the fields left are finite, a description otherwise.
     fn lazy_productions(&self, v: &Value, span: Span) -> EResult<Value> {
         if let Some(rest) = self.remaining_fields(v)? {
-            if matches!(self.fields_size(&rest)?, Some(n) if n <= MAX_COLLECTION as u128) {
+            if matches!(self.fields_size(&rest)?, Some(n) if n <= MAX_EVENTS as u128) {
                 let mut out = Vec::new();
                 self.product(v.atoms(), &rest, span, &mut |a| {
                     out.push(Value::from_atoms(a))
@@ -262,6 +262,13 @@ impl Evaluator {
                 }
                 None => self.eval_proc(&pre.body, env)?,
             };
+            if out.len() >= MAX_EVENTS {
+                return Err(self.err(
+                    pre.event.span,
+                    ErrorKind::Limit,
+                    format!("this prefix offers more than {MAX_EVENTS} events in one state"),
+                ));
+            }
             out.push((chosen.clone(), Value::from_atoms(&atoms), body));
             return Ok(());
         }
@@ -466,7 +473,7 @@ impl Evaluator {
             return Ok(out);
         }
         match self.fields_size(covered)? {
-            Some(n) if n <= MAX_COLLECTION as u128 => {
+            Some(n) if n <= MAX_EVENTS as u128 => {
                 self.product(&[], covered, span, &mut |a| {
                     out.insert(Value::from_atoms(a));
                 })?;

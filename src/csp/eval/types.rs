@@ -285,7 +285,7 @@ impl Evaluator {
             return Ok(*lazy);
         }
         let lazy = match self.fields_size(&self.chan_fields(c)?)? {
-            Some(n) => n > MAX_COLLECTION as u128,
+            Some(n) => n > MAX_EVENTS as u128,
             None => true,
         };
         self.memo.lazy_channels.insert(c, lazy);
@@ -306,10 +306,14 @@ impl Evaluator {
             }
             let evs = self.chan_events(c as u32, self.prog.channels[c].span)?;
             events.extend(evs.iter().map(|a| Value::from_atoms(a)));
-            if events.len() > MAX_COLLECTION {
-                return Err(CspError::unpositioned(
+            if events.len() > MAX_EVENTS {
+                return Err(self.err(
+                    self.prog.channels[c].span,
                     ErrorKind::Limit,
-                    format!("the script has more than {MAX_COLLECTION} events"),
+                    format!(
+                        "the script has more than {MAX_EVENTS} events (with the channels \
+                         declared up to this one)"
+                    ),
                 ));
             }
         }
