@@ -216,7 +216,16 @@ impl Evaluator {
         let mut closed = self.prog.closed_prefixes.clone();
         closed.sort_unstable_by_key(|(id, _)| *id);
         for (id, owner) in closed {
+            // Only what FDR's type checker rejects breaks a definition at load: an
+            // evaluation error (`head(<>)`, `error(..)`, a division by zero) in a prefix
+            // that evaluation never reaches (a dead branch) is no error, as in FDR.
             if let Err(e) = self.check_closed_prefix(id) {
+                if matches!(
+                    e.kind,
+                    ErrorKind::Eval | ErrorKind::Limit | ErrorKind::Stopped
+                ) {
+                    continue;
+                }
                 for n in owner.iter() {
                     self.tables
                         .broken

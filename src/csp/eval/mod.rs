@@ -93,15 +93,19 @@ pub const LOAD_STACK_BYTES: usize = 256 << 20;
 /// order, outputs the second. `BUFFER_needs_capacity_1_and_one_to_one_pairs'` refuses (no
 /// clause matches `false`) a capacity below 1 or pairs that are not one-to-one (FDR rejects
 /// both); `BUFFER'` is the state. (No `error(...)` here: a script may declare its own `error`.)
+/// The parameters and bound names end in `_'` so that no name of a script can capture them: a
+/// script's constructor `A` would otherwise turn a parameter `A` into a pattern that matches
+/// only that constructor (`datatype Agent = A | B` made `RUN(A)` match nothing).
 const PRELUDE: &str = "\
-RUN(A) = [] x:A @ x -> RUN(A)
-CHAOS(A) = STOP |~| ([] x:A @ x -> CHAOS(A))
-BUFFER(n, io) = BUFFER_needs_capacity_1_and_one_to_one_pairs'(n >= 1 and card({o | (_, o) <- io}) == card(io)
-                              and card({i | (i, _) <- io}) == card(io), n, io)
-BUFFER_needs_capacity_1_and_one_to_one_pairs'(true, n, io) = BUFFER'(n, io, <>)
-BUFFER'(n, io, s) =
-     (#s < n & [] (i, o) : io @ i -> BUFFER'(n, io, s ^ <o>))
-  [] (#s > 0 & head(s) -> BUFFER'(n, io, tail(s)))
+RUN(events_') = [] event_':events_' @ event_' -> RUN(events_')
+CHAOS(events_') = STOP |~| ([] event_':events_' @ event_' -> CHAOS(events_'))
+BUFFER(size_', io_') = BUFFER_needs_capacity_1_and_one_to_one_pairs'(size_' >= 1
+                              and card({o_' | (_, o_') <- io_'}) == card(io_')
+                              and card({i_' | (i_', _) <- io_'}) == card(io_'), size_', io_')
+BUFFER_needs_capacity_1_and_one_to_one_pairs'(true, size_', io_') = BUFFER'(size_', io_', <>)
+BUFFER'(size_', io_', held_') =
+     (#held_' < size_' & [] (i_', o_') : io_' @ i_' -> BUFFER'(size_', io_', held_' ^ <o_'>))
+  [] (#held_' > 0 & head(held_') -> BUFFER'(size_', io_', tail(held_')))
 ";
 
 type Env = Vec<(Name, Binding)>;
