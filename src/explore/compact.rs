@@ -24,7 +24,7 @@
 
 #![forbid(unsafe_code)]
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use crossbeam::utils::CachePadded;
 use parking_lot::RwLock;
@@ -45,6 +45,21 @@ struct Shard {
     slots: RwLock<ZeroedWords>,
     /// Keys held.
     len: AtomicU64,
+    /// The address and the length of the table in `slots`, for [`CompactSet::prefetch`]
+    /// without the lock (a hint only: read while the table is replaced, they may be those of
+    /// different tables, and a prefetch of any address is harmless).
+    hint: (AtomicUsize, AtomicUsize),
+}
+
+impl Shard {
+    /// Records the table in `slots` in `hint`.
+    fn publish(&self, slots: &ZeroedWords) {
+        // Ordering: Relaxed; a hint (see `hint`).
+        self.hint
+            .0
+            .store(slots.as_ptr() as usize, Ordering::Relaxed);
+        self.hint.1.store(slots.len(), Ordering::Relaxed);
+    }
 }
 
 /// A concurrent set of `u64` keys. See the module documentation.
@@ -82,10 +97,13 @@ impl CompactSet {
         CompactSet {
             shards: (0..SHARDS)
                 .map(|_| {
-                    CachePadded::new(Shard {
+                    let shard = Shard {
                         slots: RwLock::new(ZeroedWords::new(INITIAL_SLOTS)),
                         len: AtomicU64::new(0),
-                    })
+                        hint: (AtomicUsize::new(0), AtomicUsize::new(0)),
+                    };
+                    shard.publish(&shard.slots.read());
+                    CachePadded::new(shard)
                 })
                 .collect(),
             zero: AtomicBool::new(false),
@@ -115,13 +133,16 @@ impl CompactSet {
         inserted
     }
 
-    /// Starts loading the slot where a lookup of `key` begins (a hint).
+    /// Starts loading the slot where a lookup of `key` begins (a hint). Takes no lock: the
+    /// shard's table is found from its `hint`.
     #[inline]
     pub fn prefetch(&self, key: u64) {
         let h = mix(key);
         let shard = &self.shards[(h >> (64 - SHARDS.trailing_zeros())) as usize];
-        let slots = shard.slots.read();
-        super::index::prefetch(&slots[home(h, slots.len())]);
+        // Ordering: Relaxed; a hint (see `Shard::hint`).
+        let base = shard.hint.0.load(Ordering::Relaxed);
+        let len = shard.hint.1.load(Ordering::Relaxed);
+        super::index::prefetch_address(base.wrapping_add(home(h, len) * 8));
     }
 
     /// Whether `key` is in the set.
@@ -224,6 +245,7 @@ fn grow(shard: &Shard) {
             probe(&bigger, key, mix(key));
         }
     }
+    shard.publish(&bigger);
     *slots = bigger;
 }
 

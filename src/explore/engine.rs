@@ -218,6 +218,8 @@ struct LevelPart<'a, S, W> {
     created: u64,
     /// The successors of the state being expanded.
     successors: Vec<(Label, S)>,
+    /// The successors of the next state, made one state ahead.
+    ahead: Vec<(Label, S)>,
     /// New states, when the run keeps neither ids nor parents (`RunOptions::frontier_only`).
     fresh: Vec<S>,
 }
@@ -234,6 +236,7 @@ impl<'a, S, W> LevelPart<'a, S, W> {
             witnesses: Vec::new(),
             created: 0,
             successors: Vec::new(),
+            ahead: Vec::new(),
             fresh: Vec::new(),
         }
     }
@@ -385,15 +388,28 @@ fn run_in_pool<D: Driven, V: Visited<D::State>>(
                 return;
             }
             let first_id = (level_start + chunk * CHUNK) as u32;
-            for (i, state) in members.iter().enumerate() {
+            // One state ahead: the successors of state `i + 1` are made (and their slots in
+            // the visited set prefetched) before those of state `i` are offered, so that the
+            // prefetches have a whole expansion's time to arrive. What is offered, and in
+            // which order, is the same.
+            let expand = |state: &D::State, into: &mut Vec<(Label, D::State)>| {
+                into.clear();
+                system.expand(state, &mut |label, target| {
+                    visited.prefetch(&target);
+                    into.push((label, target));
+                })
+            };
+            let mut successors = std::mem::take(&mut part.successors);
+            let mut ahead = std::mem::take(&mut part.ahead);
+            let mut next_outcome = members.first().and_then(|s| expand(s, &mut ahead));
+            for (i, _) in members.iter().enumerate() {
                 let id = CanonicalId(first_id + i as u32);
                 let mut k = 0u32;
-                let mut successors = std::mem::take(&mut part.successors);
-                successors.clear();
-                let outcome = system.expand(state, &mut |label, target| {
-                    visited.prefetch(&target);
-                    successors.push((label, target));
-                });
+                std::mem::swap(&mut successors, &mut ahead);
+                let outcome = next_outcome.take();
+                if let Some(next) = members.get(i + 1) {
+                    next_outcome = expand(next, &mut ahead);
+                }
                 for (label, target) in successors.drain(..) {
                     let key = step_key(id, k);
                     k += 1;
@@ -430,7 +446,6 @@ fn run_in_pool<D: Driven, V: Visited<D::State>>(
                         part.transitions.push((id, label, target_prov));
                     }
                 }
-                part.successors = successors;
                 match outcome {
                     Some(Found::AtState(w)) => {
                         found.store(true, Ordering::Relaxed);
@@ -444,6 +459,8 @@ fn run_in_pool<D: Driven, V: Visited<D::State>>(
                     None => {}
                 }
             }
+            part.successors = successors;
+            part.ahead = ahead;
         };
         let level = &states[level_start - offset..];
         // A small level is not worth the workers' hand-over (a long chain of small levels,

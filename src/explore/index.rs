@@ -484,6 +484,20 @@ pub(crate) fn prefetch<T>(slot: &T) {
     let _ = slot;
 }
 
+/// Asks the processor to bring the memory at `address` into the cache. Any address will do:
+/// a prefetch never faults, whether or not the address is mapped.
+#[inline(always)]
+pub(crate) fn prefetch_address(address: usize) {
+    #[cfg(all(target_arch = "x86_64", not(loom)))]
+    // SAFETY: a prefetch is a hint with no effect on memory, and it never faults (Intel SDM,
+    // PREFETCHh: "does not ... generate exceptions"), so `address` need not be valid.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(address as *const i8, std::arch::x86_64::_MM_HINT_T0)
+    };
+    #[cfg(not(all(target_arch = "x86_64", not(loom))))]
+    let _ = address;
+}
+
 /// The segment of `number` and its offset there.
 #[inline]
 fn locate(number: u64) -> (usize, u64) {

@@ -211,7 +211,8 @@ impl CspSystem {
             let mut out = std::mem::take(&mut ctx.found_words);
             out.clear();
             out.resize(words.len(), 0);
-            let omega = layout.omega();
+            // Only a state with ✓ needs Ω (made here, so that other states allocate nothing).
+            let omega = if tick { layout.omega() } else { Vec::new() };
             for (n, &i) in perm.iter().enumerate() {
                 if n == tick_at {
                     out[..width].copy_from_slice(&omega);

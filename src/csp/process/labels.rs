@@ -312,7 +312,7 @@ impl LabelSet {
     }
 
     /// True if `l` is in the set.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn contains(&self, l: Label) -> bool {
         if l < self.known {
             self.words[l as usize / 64] & (1 << (l % 64)) != 0
