@@ -17,6 +17,9 @@
 //!
 //! A failing case is saved under `target/tmp/fuzz_grammar_failures/`.
 
+#[path = "common/fuzz_run.rs"]
+mod fuzz_run;
+
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
@@ -24,14 +27,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use fuzz_run::{binary, env_number, limit_address_space};
+
 /// Cases per run of the suite.
 const DEFAULT_CASES: usize = 160;
 const DEFAULT_SEED: u64 = 0x6A4A_F022_8F00_0001;
 /// A run taking longer is a hang (every case runs with `--timeout 3` where it applies).
 const WATCHDOG: Duration = Duration::from_secs(25);
-/// The address-space bound of every run.
-const ADDRESS_SPACE: u64 = 4 << 30;
-
 /// SplitMix64.
 struct Rng(u64);
 
@@ -553,32 +555,6 @@ fn make_case(base: u64, index: usize) -> Case {
     case
 }
 
-#[cfg(unix)]
-fn limit_address_space(command: &mut Command) {
-    use std::os::unix::process::CommandExt;
-    // SAFETY: setrlimit is async-signal-safe and touches only the child's own limits.
-    unsafe {
-        command.pre_exec(|| {
-            let limit = libc::rlimit {
-                rlim_cur: ADDRESS_SPACE as libc::rlim_t,
-                rlim_max: ADDRESS_SPACE as libc::rlim_t,
-            };
-            if libc::setrlimit(libc::RLIMIT_AS, &limit) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-}
-
-#[cfg(not(unix))]
-fn limit_address_space(_: &mut Command) {}
-
-fn binary() -> PathBuf {
-    std::env::var_os("WEFT_FUZZ_BIN")
-        .map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_weft")), PathBuf::from)
-}
-
 struct RunResult {
     status: Option<ExitStatus>,
     stdout: String,
@@ -685,16 +661,6 @@ fn judge(case: &Case, r: &RunResult) -> Option<String> {
         return Some(format!("a run stopped by a limit exits with {code}, not 2"));
     }
     None
-}
-
-fn env_number(name: &str) -> Option<u64> {
-    let text = std::env::var(name).ok()?;
-    let text = text.trim();
-    let parsed = match text.strip_prefix("0x") {
-        Some(hex) => u64::from_str_radix(hex, 16),
-        None => text.parse(),
-    };
-    Some(parsed.unwrap_or_else(|e| panic!("{name}={text:?}: {e}")))
 }
 
 #[test]

@@ -22,6 +22,9 @@
 
 mod common;
 
+#[path = "common/fuzz_run.rs"]
+mod fuzz_run;
+
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -29,6 +32,8 @@ use std::process::{Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
+
+use fuzz_run::{binary, env_number, limit_address_space};
 
 use common::corpus_dir;
 
@@ -547,33 +552,6 @@ fn make_mutant(base: u64, index: usize, seeds: &[Seed], caps: &Caps) -> Mutant {
     }
 }
 
-/// The address-space bound of every run: a mutant that makes weft allocate without bound (a
-/// state numbered 4000000000) must meet a clean refusal or its memory budget, and must not take
-/// the test machine's memory; past the bound an allocation fails, which weft must not turn into
-/// an abort.
-const ADDRESS_SPACE: u64 = 4 << 30;
-
-#[cfg(unix)]
-fn limit_address_space(command: &mut Command) {
-    use std::os::unix::process::CommandExt;
-    // SAFETY: setrlimit is async-signal-safe and touches only the child's own limits.
-    unsafe {
-        command.pre_exec(|| {
-            let limit = libc::rlimit {
-                rlim_cur: ADDRESS_SPACE as libc::rlim_t,
-                rlim_max: ADDRESS_SPACE as libc::rlim_t,
-            };
-            if libc::setrlimit(libc::RLIMIT_AS, &limit) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-}
-
-#[cfg(not(unix))]
-fn limit_address_space(_: &mut Command) {}
-
 /// What one run of the binary did.
 struct RunResult {
     status: Option<ExitStatus>,
@@ -752,16 +730,6 @@ struct Stats {
     by_code: Mutex<[usize; 4]>,
 }
 
-fn env_number(name: &str) -> Option<u64> {
-    let text = std::env::var(name).ok()?;
-    let text = text.trim();
-    let parsed = match text.strip_prefix("0x") {
-        Some(hex) => u64::from_str_radix(hex, 16),
-        None => text.parse(),
-    };
-    Some(parsed.unwrap_or_else(|e| panic!("{name}={text:?}: {e}")))
-}
-
 /// The options each subcommand of this binary takes (from its `--help`): the limits are used
 /// where they exist (`refines --max-states` lets CSPm processes be compared without the risk
 /// of an endless search; `--timeout` lets the next assertion run after an endless one).
@@ -769,12 +737,6 @@ struct Caps {
     help: BTreeMap<String, String>,
     /// Whether to try abused option values.
     odd_options: bool,
-}
-
-/// The binary under test.
-fn binary() -> PathBuf {
-    std::env::var_os("WEFT_FUZZ_BIN")
-        .map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_weft")), PathBuf::from)
 }
 
 impl Caps {
