@@ -458,3 +458,21 @@ fn a_constant_no_assertion_uses_is_never_computed() {
         started.elapsed()
     );
 }
+
+#[test]
+fn has_trace_of_the_empty_trace_evaluates_the_first_step() {
+    let s = Arc::new(load(
+        "channel c : {0..3}\n\
+         R = c!head(<>) -> STOP\n\
+         assert R :[has trace [T]]: <>\n\
+         assert c!1 -> STOP :[has trace [T]]: <>\n",
+    ));
+    let e = checked_error(&s, 0);
+    assert!(e.message.contains("`head` of the empty sequence"), "{e}");
+    assert_eq!(line_col(&e), (2, 7), "{e}");
+    let mut run = AssertionRun::new(s.clone(), VerifyOptions::default());
+    assert!(matches!(
+        run.check(&s.assertions()[1]).verdict,
+        Verdict::Holds
+    ));
+}

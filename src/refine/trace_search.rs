@@ -69,6 +69,11 @@ impl<T: TransitionSystem> Driven for Following<'_, T> {
     ) -> Option<Found<Reached>> {
         let done = *done;
         if done as usize == self.wanted.len() {
+            if self.wanted.is_empty() {
+                // The initial state is expanded all the same, as FDR compiles it: a process
+                // whose first step cannot be evaluated is an error, not a holding `<>`.
+                self.ts.for_each_successor(state, &mut |_, _| {});
+            }
             return Some(Found::AtState(Reached::Whole));
         }
         let mut steps: Vec<(Label, T::State)> = Vec::new();
