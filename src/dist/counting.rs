@@ -37,6 +37,7 @@ pub(super) fn run_worker<T: TransitionSystem>(
         max_pairs: opts.max_states,
         on_level: opts.on_level.clone(),
         fingerprint: 0,
+        witness_path: false,
     };
     let persist = opts.persist.as_ref();
     let searched = match Packed::new(ts) {

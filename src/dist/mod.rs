@@ -34,6 +34,7 @@ pub mod pairs;
 pub mod rounds;
 mod search;
 mod sockets;
+mod witnessed;
 
 use std::sync::Arc;
 

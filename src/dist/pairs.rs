@@ -60,7 +60,9 @@ impl SharedPairSearch for ClusterPairSearch {
 }
 
 /// Searches the product `product` (its pairs keyed alike in every process) with the workers
-/// of `connected`, every process calling this with the same product and options.
+/// of `connected`, every process calling this with the same product and options: keeping
+/// the pairs compactly, or, with [`PairOptions::witness_path`], numbering them and rebuilding
+/// the path to the least violation (module `witnessed`).
 pub fn search_pairs<P>(
     product: &P,
     connected: Connected,
@@ -71,7 +73,11 @@ where
     P: KeyedProduct + ?Sized,
 {
     let outcomes = execute_scoped(connected, |worker| {
-        run_worker(worker, product, opts, None, stop)
+        if opts.witness_path {
+            super::witnessed::run_worker(worker, product, opts, stop)
+        } else {
+            run_worker(worker, product, opts, None, stop)
+        }
     })?;
     outcomes
         .into_iter()
@@ -187,8 +193,8 @@ where
                 }
             });
             transitions += steps;
-            dead_ends += u64::from(steps == 0 && !found);
-            violated |= found;
+            dead_ends += u64::from(steps == 0 && found.is_none());
+            violated |= found.is_some();
         }
         successors.finish_round(worker, |batch| receive(batch, &mut next));
 
@@ -267,6 +273,7 @@ where
         stopped,
         bytes,
         workers: peers,
+        witness: None,
     })
 }
 

@@ -13,13 +13,13 @@ use crate::explore::{CanonicalId, ExploreStats, LevelReport, StopReason, StopSig
 use crate::ts::TransitionSystem;
 
 /// The id of a state whose id is not known yet (a candidate of the level in progress).
-const UNNUMBERED: u32 = u32::MAX;
+pub(super) const UNNUMBERED: u32 = u32::MAX;
 /// The parent key of the initial state.
-const NO_PARENT: u64 = u64::MAX;
+pub(super) const NO_PARENT: u64 = u64::MAX;
 /// States expanded between two looks at the channels (and at the stop signal).
 const POLL_EVERY: usize = 256;
 /// The stop code of a worker that failed.
-const FAILED: u32 = 255;
+pub(super) const FAILED: u32 = 255;
 
 /// The worker that owns the state encoded as `words`, among `peers`: the same in every
 /// process (the hash depends on the words only).
@@ -70,21 +70,21 @@ pub(super) fn join(lo: u32, hi: u32) -> u64 {
 
 /// The states a worker owns: its visited set (numbers given by a [`StateIndex`]), and per
 /// number the least key of the steps to the state and its id.
-struct Owned {
-    width: usize,
-    index: StateIndex,
+pub(super) struct Owned {
+    pub(super) width: usize,
+    pub(super) index: StateIndex,
     handle: IndexHandle,
-    parent_key: Vec<u64>,
-    id_of: Vec<u32>,
+    pub(super) parent_key: Vec<u64>,
+    pub(super) id_of: Vec<u32>,
     /// Numbers of the states first met in the level in progress.
-    candidates: Vec<u32>,
+    pub(super) candidates: Vec<u32>,
     keys: Vec<u32>,
     step_keys: Vec<u64>,
     found: Vec<(u32, bool)>,
 }
 
 impl Owned {
-    fn new(width: usize) -> Owned {
+    pub(super) fn new(width: usize) -> Owned {
         let index = StateIndex::new(width);
         let handle = index.handle();
         Owned {
@@ -110,7 +110,7 @@ impl Owned {
 
     /// Offers a batch of steps `[parent id, step index, words...]` received from expanders:
     /// new states become candidates; a candidate keeps its least key.
-    fn offer_batch(&mut self, batch: &[u32]) -> Result<(), DistError> {
+    pub(super) fn offer_batch(&mut self, batch: &[u32]) -> Result<(), DistError> {
         let record = 2 + self.width;
         self.keys.clear();
         self.step_keys.clear();
@@ -138,7 +138,7 @@ impl Owned {
     }
 
     /// The number of the owned state with id `id`, if this worker owns it.
-    fn number_of_id(&self, id: u32) -> Option<u32> {
+    pub(super) fn number_of_id(&self, id: u32) -> Option<u32> {
         self.id_of.iter().position(|&i| i == id).map(|n| n as u32)
     }
 }
@@ -416,17 +416,16 @@ pub(super) fn finished_stats(
     }
 }
 
-/// The label names of the least path to the state with id `target`: its owner's parent
-/// record names the parent and the step; the parent's owner names its own, and so on back to
-/// the initial state (one round per step, every worker taking part). The steps are then
-/// relabelled by re-expanding each state of the path.
-fn trace_to<T: TransitionSystem>(
-    ts: &T,
+/// The least path to the state with id `target`, from the initial state: each state's words
+/// and the index of the step from its parent to it (the initial state's is meaningless). Its
+/// owner's parent record names the parent and the step; the parent's owner names its own,
+/// and so on back to the initial state (one round per step, every worker taking part).
+pub(super) fn path_to(
     worker: &mut Worker,
     paths: &mut Rounds,
     owned: &Owned,
     target: u32,
-) -> Result<Vec<String>, DistError> {
+) -> Result<Vec<(Vec<u32>, u32)>, DistError> {
     let width = owned.width;
     // From the target back: (the state's words, the index of the step from its parent).
     let mut path: Vec<(Vec<u32>, u32)> = Vec::new();
@@ -452,6 +451,20 @@ fn trace_to<T: TransitionSystem>(
         at = (key >> 32) as u32;
     }
     path.reverse();
+    Ok(path)
+}
+
+/// The label names of the least path to the state with id `target` ([`path_to`]), each step
+/// relabelled by re-expanding its source.
+fn trace_to<T: TransitionSystem>(
+    ts: &T,
+    worker: &mut Worker,
+    paths: &mut Rounds,
+    owned: &Owned,
+    target: u32,
+) -> Result<Vec<String>, DistError> {
+    let width = owned.width;
+    let path = path_to(worker, paths, owned, target)?;
     let mut labels = Vec::with_capacity(path.len().saturating_sub(1));
     let mut target_words = vec![0u32; width];
     for step in path.windows(2) {

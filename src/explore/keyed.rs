@@ -38,8 +38,28 @@ pub trait KeyedProduct: Sync {
     fn initial_key(&self, key: &mut [u32]);
 
     /// Calls `emit` with the key of each successor of the pair whose key is `key`, in the
-    /// product's order; returns whether the pair, or a step out of it, is a violation.
-    fn expand_key(&self, key: &[u32], emit: &mut dyn FnMut(&[u32])) -> bool;
+    /// product's order; returns where a violation shows, if the pair, or a step out of it,
+    /// is one.
+    fn expand_key(&self, key: &[u32], emit: &mut dyn FnMut(&[u32])) -> Option<FoundAt>;
+}
+
+/// Where a violation found by expanding a pair shows (as [`super::engine::Found`] says).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum FoundAt {
+    /// At the pair itself.
+    Pair,
+    /// At a step out of the pair (one step deeper): after every violation at a pair of the
+    /// same level, as the engine orders them.
+    Step,
+}
+
+impl<W> From<&super::engine::Found<W>> for FoundAt {
+    fn from(found: &super::engine::Found<W>) -> FoundAt {
+        match found {
+            super::engine::Found::AtState(_) => FoundAt::Pair,
+            super::engine::Found::AtStep(_) => FoundAt::Step,
+        }
+    }
 }
 
 /// A `u64` as two words, low first.
@@ -90,11 +110,12 @@ impl<D: Driven<State = (u32, u64)>> KeyedProduct for PackedKeys<'_, D> {
     }
 
     #[inline]
-    fn expand_key(&self, key: &[u32], emit: &mut dyn FnMut(&[u32])) -> bool {
+    fn expand_key(&self, key: &[u32], emit: &mut dyn FnMut(&[u32])) -> Option<FoundAt> {
         let pair = pair_of(self.bits, join(key[0], key[1]));
         self.product
             .expand(&pair, &mut |_label, target| emit(&self.key(target)))
-            .is_some()
+            .as_ref()
+            .map(FoundAt::from)
     }
 }
 
@@ -121,8 +142,9 @@ where
         Some(EncodedKeys { product, ts, width })
     }
 
+    /// Writes the key of `pair` into `key` (of [`KeyedProduct::key_width`] words).
     #[inline]
-    fn write_key(&self, (node, state): &(u32, T::State), key: &mut [u32]) {
+    pub fn write_key(&self, (node, state): &(u32, T::State), key: &mut [u32]) {
         key[0] = *node;
         self.ts.encode_state(state, &mut key[1..]);
     }
@@ -141,19 +163,18 @@ where
         self.write_key(&self.product.initial_state(), key);
     }
 
-    fn expand_key(&self, key: &[u32], emit: &mut dyn FnMut(&[u32])) -> bool {
+    fn expand_key(&self, key: &[u32], emit: &mut dyn FnMut(&[u32])) -> Option<FoundAt> {
         // A key this process did not make from this model (another model's message) decodes
         // to nothing; the searches' fingerprints keep such processes apart before they start.
-        let Some(state) = self.ts.decode_state(&key[1..]) else {
-            return false;
-        };
+        let state = self.ts.decode_state(&key[1..])?;
         let mut buffer = vec![0u32; key.len()];
         self.product
             .expand(&(key[0], state), &mut |_label, target| {
                 self.write_key(&target, &mut buffer);
                 emit(&buffer);
             })
-            .is_some()
+            .as_ref()
+            .map(FoundAt::from)
     }
 }
 
@@ -325,6 +346,25 @@ pub struct PairSearch {
     pub bytes: u64,
     /// Workers of all processes together.
     pub workers: usize,
+    /// With [`PairOptions::witness_path`], the least violation of the last level expanded
+    /// and the least path to it, if the search found one.
+    pub witness: Option<PairWitness>,
+}
+
+/// The least violation of a search that numbered its pairs canonically (as the engine
+/// numbers them: in the order of the least step to each), and the least path to it, rebuilt
+/// from the owners' parent records.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PairWitness {
+    /// The canonical id of the pair where it shows (for a step, the step's source).
+    pub id: u32,
+    /// Where it shows.
+    pub at: FoundAt,
+    /// The keys of the pairs of the path, from the initial pair to the witness's.
+    pub keys: Vec<Vec<u32>>,
+    /// Per step of the path: its index among the steps out of its source, in the product's
+    /// order (one fewer than the keys).
+    pub steps: Vec<u32>,
 }
 
 /// Options of a distributed product search.
@@ -340,6 +380,10 @@ pub struct PairOptions {
     /// Processes whose runs went apart (one stopped by a limit where another was not) then
     /// never mix two searches.
     pub fingerprint: u64,
+    /// Number the pairs canonically, keep each one's least step, and rebuild the path to the
+    /// least violation of the first level that has one ([`PairSearch::witness`]): a search
+    /// for a counterexample, which keeps more per pair than one that decides only.
+    pub witness_path: bool,
 }
 
 #[cfg(test)]

@@ -33,12 +33,13 @@ use super::shared_normal::SharedNormalForm;
 use super::{CheckStats, Model, RefineError, SystemOptions};
 use crate::explore::compact::{pair_key, CompactSet, Packed};
 use crate::explore::keyed::{
-    EncodedKeys, KeyedProduct, PackedKeys, PairOptions, PairSearch, WideSet,
+    EncodedKeys, FoundAt, KeyedProduct, PackedKeys, PairOptions, PairSearch, PairWitness, WideSet,
 };
 use crate::explore::{
-    Driven, Engine, LevelWriter, Offer, ProvisionalId, RunOptions, StopReason, StopSignal, Visited,
+    Driven, Engine, Found, LevelWriter, Offer, ProvisionalId, RunOptions, StopReason, StopSignal,
+    Visited,
 };
-use crate::ts::TransitionSystem;
+use crate::ts::{Label, TransitionSystem};
 
 /// A search of the pairs of a product shared among the processes of a distributed run, each
 /// pair kept by one of them: what `dist` offers (the CLI hands it in through
@@ -258,22 +259,22 @@ pub(crate) fn search_shared(
     opts: &RunOptions,
     stop: &StopSignal,
 ) -> Result<Option<CompactSearch>, RefineError> {
-    let Some(shared) = &system_opts.distributed else {
-        return Ok(None);
-    };
-    let pair_opts = PairOptions {
-        max_pairs: opts.max_states,
-        on_level: opts.on_level.clone(),
-        fingerprint: crate::hash::hash_words(&[
+    let Some(searched) = shared_pairs(
+        product,
+        [
             fingerprint_kind as u32,
             spec_sets as u32,
             (spec_sets >> 32) as u32,
             bits,
-        ]),
+        ],
+        false,
+        system_opts,
+        opts,
+        stop,
+    )?
+    else {
+        return Ok(None);
     };
-    let searched = shared
-        .search(product, &pair_opts, stop)
-        .map_err(RefineError::Distributed)?;
     let pairs = searched.pairs;
     Ok(Some(CompactSearch {
         stats: CheckStats {
@@ -294,6 +295,105 @@ pub(crate) fn search_shared(
         violated: searched.violated,
         stopped: searched.stopped,
     }))
+}
+
+/// Searches `product` as [`search_shared`] does, numbering its pairs canonically (as the
+/// engine numbers those of an exact search), to the end of its first level with a violation,
+/// and rebuilds the least path to the least one across the processes
+/// ([`PairOptions::witness_path`]); `None` without a distributed run.
+pub(crate) fn search_witness_shared(
+    product: &dyn KeyedProduct,
+    fingerprint_kind: u8,
+    bits: u32,
+    system_opts: &SystemOptions,
+    opts: &RunOptions,
+    stop: &StopSignal,
+) -> Result<Option<PairSearch>, RefineError> {
+    shared_pairs(
+        product,
+        [fingerprint_kind as u32, 0, 0, bits],
+        true,
+        system_opts,
+        opts,
+        stop,
+    )
+}
+
+/// A search of `product` by the processes of the distributed run of `system_opts`, if it has
+/// one; `what` names the search in the processes' common fingerprint.
+fn shared_pairs(
+    product: &dyn KeyedProduct,
+    what: [u32; 4],
+    witness_path: bool,
+    system_opts: &SystemOptions,
+    opts: &RunOptions,
+    stop: &StopSignal,
+) -> Result<Option<PairSearch>, RefineError> {
+    let Some(shared) = &system_opts.distributed else {
+        return Ok(None);
+    };
+    let mut words = what.to_vec();
+    words.push(witness_path as u32);
+    let pair_opts = PairOptions {
+        max_pairs: opts.max_states,
+        on_level: opts.on_level.clone(),
+        fingerprint: crate::hash::hash_words(&words),
+        witness_path,
+    };
+    shared
+        .search(product, &pair_opts, stop)
+        .map(Some)
+        .map_err(RefineError::Distributed)
+}
+
+/// Replays the path of `witness` (found by [`search_witness_shared`] over keys that
+/// `key_of` makes of `system`'s states) on `system`: from the initial state, each step the
+/// one of its index among the steps out of its source, each state reached checked against the
+/// path's key. Returns the steps `(label, state reached)` and the violation that expanding
+/// the last state finds (where the witness says it shows).
+pub(crate) fn replay_witness<D: Driven>(
+    system: &D,
+    witness: &PairWitness,
+    key_of: &dyn Fn(&D::State) -> Vec<u32>,
+) -> Result<(Vec<(Label, D::State)>, D::Witness), RefineError> {
+    let failed = |what: String| {
+        RefineError::ReplayFailed(format!(
+            "the path rebuilt by the processes of the distributed run {what}"
+        ))
+    };
+    let mut state = system.initial_state();
+    if witness.keys.first() != Some(&key_of(&state)) {
+        return Err(failed("does not start at the initial pair".into()));
+    }
+    let mut path = Vec::with_capacity(witness.steps.len());
+    let mut successors: Vec<(Label, D::State)> = Vec::new();
+    for (i, &k) in witness.steps.iter().enumerate() {
+        successors.clear();
+        let _ = system.expand(&state, &mut |label, target| {
+            successors.push((label, target))
+        });
+        let Some((label, target)) = successors.get(k as usize).cloned() else {
+            return Err(failed(format!(
+                "has a step {k} that pair {i} does not have"
+            )));
+        };
+        if witness.keys.get(i + 1) != Some(&key_of(&target)) {
+            return Err(failed(format!(
+                "reaches another pair by step {k} of pair {i}"
+            )));
+        }
+        path.push((label, target.clone()));
+        state = target;
+    }
+    match system.expand(&state, &mut |_, _| {}) {
+        Some(found) if FoundAt::from(&found) == witness.at => Ok((
+            path,
+            match found {
+                Found::AtState(w) | Found::AtStep(w) => w,
+            },
+        )),
+        _ => Err(failed("ends at a pair without its violation".into())),
+    }
 }
 
 /// The visited pairs of a compact product search over an implementation whose encoding, or

@@ -15,7 +15,7 @@ use super::divergence::DivergenceMemo;
 use super::properties::{PropertyCounterexample, PropertyViolation};
 use super::{Model, RefineError, SystemOptions};
 use crate::explore::compact::AlonePairs;
-use crate::explore::keyed::{EncodedKeys, PackedKeys};
+use crate::explore::keyed::{split, EncodedKeys, KeyedProduct, PackedKeys};
 use crate::explore::{Driven, Engine, Found, NumberedVisited, RunOptions, StopSignal};
 use crate::ts::{Label, TransitionSystem, TAU};
 
@@ -49,7 +49,7 @@ pub struct PropertySearch<S> {
     /// Wall-clock time, in seconds.
     pub seconds: f64,
     /// Whether the processes of a distributed run searched together (a violation's
-    /// counterexample is then searched for again in each process).
+    /// counterexample is then searched for by them together, numbering the states).
     pub shared: bool,
 }
 
@@ -127,13 +127,14 @@ pub fn search_property<T: TransitionSystem>(
         return Err(RefineError::Unnumbered);
     }
     // With the processes of a distributed run: the states, packed, shared among them. A
-    // property that holds ends there; a violation is searched for again below, in this
-    // process, for its canonical shortest counterexample (at the same level).
+    // property that holds ends there; a violation is searched for again by the processes
+    // together, numbering the states (as the search below numbers them), and its canonical
+    // shortest counterexample is rebuilt from their parent records, then replayed here.
     let kind = match property {
         Property::DeadlockFree(model) => 32 + model as u8,
         Property::DivergenceFree => 64,
     };
-    let searched = match crate::explore::compact::Packed::new(ts) {
+    let shared = match crate::explore::compact::Packed::new(ts) {
         _ if !system_opts.shares() => None,
         Some(encoded) => {
             let alone = Tested {
@@ -143,37 +144,48 @@ pub fn search_property<T: TransitionSystem>(
                 divergence: DivergenceMemo::new(&encoded, stop.clone())
                     .limited_to(system_opts.max_pairs),
             };
+            let bits = encoded.bits();
             let keys = PackedKeys {
                 product: &AlonePairs(&alone),
-                bits: encoded.bits(),
+                bits,
             };
-            compact::search_shared(&keys, kind, 0, encoded.bits(), system_opts, &opts, stop)?
+            let key_of = |state: &T::State| {
+                let mut words = [0u32; 2];
+                ts.encode_state(state, &mut words[..encoded.width()]);
+                let packed = crate::explore::compact::pack(&words[..encoded.width()]);
+                crate::explore::compact::pair_key(bits, (0, packed))
+                    .map_or_else(Vec::new, |k| split(k).to_vec())
+            };
+            let searched = Shared {
+                keys: &keys,
+                kind,
+                bits,
+            };
+            searched.search(&tested, &key_of, system_opts, &opts, stop)?
         }
         None => {
             let alone = AlonePairs(&tested);
             match EncodedKeys::new(&alone, ts) {
-                Some(keys) => compact::search_shared(&keys, kind, 0, 0, system_opts, &opts, stop)?,
+                Some(keys) => {
+                    let key_of = |state: &T::State| {
+                        let mut key = vec![0u32; keys.key_width()];
+                        keys.write_key(&(0, state.clone()), &mut key);
+                        key
+                    };
+                    let searched = Shared {
+                        keys: &keys,
+                        kind,
+                        bits: 0,
+                    };
+                    searched.search(&tested, &key_of, system_opts, &opts, stop)?
+                }
                 None => None,
             }
         }
     };
-    let shared = searched.is_some();
-    if let Some(searched) = searched {
-        if let Some(reason) = searched.stopped {
-            return Err(RefineError::Stopped(reason));
-        }
-        if !searched.violated {
-            return Ok(PropertySearch {
-                counterexample: None,
-                state: None,
-                states: searched.stats.pairs_discovered,
-                transitions: searched.stats.transitions,
-                levels: searched.stats.levels,
-                visited_bytes: searched.stats.pair_bytes,
-                seconds: start.elapsed().as_secs_f64(),
-                shared: true,
-            });
-        }
+    if let Some(mut searched) = shared {
+        searched.seconds = start.elapsed().as_secs_f64();
+        return Ok(searched);
     }
     let run = engine.run(&tested, &NumberedVisited::new(ts), &opts, stop);
     if let Some(reason) = run.stats.stopped {
@@ -202,6 +214,91 @@ pub fn search_property<T: TransitionSystem>(
         levels: run.stats.levels,
         visited_bytes: None,
         seconds: start.elapsed().as_secs_f64(),
-        shared,
+        shared: false,
     })
+}
+
+/// A property search shared by the processes of a distributed run: the system's states keyed
+/// by `keys`, the search named by `kind` and `bits` in the processes' fingerprint.
+struct Shared<'a> {
+    keys: &'a dyn KeyedProduct,
+    kind: u8,
+    bits: u32,
+}
+
+impl Shared<'_> {
+    /// Searches compactly; where the property fails, searches again numbering the states and
+    /// replays the path to the least violation on `tested` (whose states `key_of` keys as
+    /// `keys` does). `None` without a distributed run.
+    fn search<T: TransitionSystem>(
+        &self,
+        tested: &Tested<'_, T>,
+        key_of: &dyn Fn(&T::State) -> Vec<u32>,
+        system_opts: &SystemOptions,
+        opts: &RunOptions,
+        stop: &StopSignal,
+    ) -> Result<Option<PropertySearch<T::State>>, RefineError> {
+        let Some(searched) =
+            compact::search_shared(self.keys, self.kind, 0, self.bits, system_opts, opts, stop)?
+        else {
+            return Ok(None);
+        };
+        if let Some(reason) = searched.stopped {
+            return Err(RefineError::Stopped(reason));
+        }
+        if !searched.violated {
+            return Ok(Some(PropertySearch {
+                counterexample: None,
+                state: None,
+                states: searched.stats.pairs_discovered,
+                transitions: searched.stats.transitions,
+                levels: searched.stats.levels,
+                visited_bytes: searched.stats.pair_bytes,
+                seconds: 0.0,
+                shared: true,
+            }));
+        }
+        let Some(found) = compact::search_witness_shared(
+            self.keys,
+            self.kind,
+            self.bits,
+            system_opts,
+            opts,
+            stop,
+        )?
+        else {
+            return Ok(None);
+        };
+        if let Some(reason) = found.stopped {
+            return Err(RefineError::Stopped(reason));
+        }
+        let witness = found.witness.as_ref().ok_or_else(|| {
+            RefineError::Distributed(
+                "the processes found a violation, then none when they numbered the states".into(),
+            )
+        })?;
+        let (path, violation) = compact::replay_witness(tested, witness, key_of)?;
+        let state = path
+            .last()
+            .map_or_else(|| tested.initial_state(), |(_, s)| s.clone());
+        Ok(Some(PropertySearch {
+            counterexample: Some(PropertyCounterexample {
+                trace: path
+                    .iter()
+                    .filter(|(l, _)| *l != TAU)
+                    .map(|&(l, _)| tested.ts.label_name(l))
+                    .collect(),
+                state: witness.id,
+                steps: path.len(),
+                violation,
+            }),
+            state: Some(state),
+            states: found.pairs,
+            transitions: found.transitions,
+            levels: found.levels,
+            visited_bytes: None,
+            seconds: 0.0,
+            shared: true,
+        }))
+    }
 }

@@ -1,0 +1,281 @@
+//! A distributed product search that numbers its pairs canonically and rebuilds the path to
+//! its least violation across processes ([`super::pairs::PairOptions::witness_path`]): what a
+//! check whose compact search met a violation runs next, for its counterexample.
+//!
+//! A level runs as in the numbered exploration (module `search`): each owner expands its
+//! pairs of the level, by id, and sends every successor, with the key of the step that found
+//! it (parent id, index of the step), to the successor's owner, which keeps the new ones with
+//! their least keys; the new pairs' keys go to the workers that rank their parents' ranges of
+//! ids; an all-gather tells each ranker where its ids start, and whether some worker met a
+//! violation (and the least one it met: where it shows, and the pair's id); the ids go back
+//! to the owners. The ids are the engine's ([`crate::explore::engine`]): new pairs are
+//! numbered in the order of their least keys, whatever the processes and workers.
+//!
+//! The search ends at the end of the first level with a violation, before that level's new
+//! pairs are numbered (as the engine ends), picking the least by (where it shows, id). Its
+//! path is then rebuilt from the owners' parent records, one round a step
+//! ([`super::search::path_to`]): the keys of its pairs and the index of each step, which the
+//! caller replays on its systems.
+
+#![forbid(unsafe_code)]
+
+use timely::worker::Worker;
+
+use super::rounds::Rounds;
+use super::search::{
+    all_gather, join, owner_of, path_to, report_level, split, stop_code, stop_reason, Owned,
+    FAILED, UNNUMBERED,
+};
+use super::{DistError, DistOptions};
+use crate::explore::keyed::{FoundAt, KeyedProduct, PairOptions, PairSearch, PairWitness};
+use crate::explore::{StopReason, StopSignal};
+
+/// Pairs expanded between two looks at the channels (and at the stop signal).
+const POLL_EVERY: usize = 256;
+
+/// The least violation a worker met in a level, as it travels: where it shows (0 at a pair,
+/// 1 at a step; [`NONE_FOUND`] for none), and the pair's id.
+const NONE_FOUND: u32 = u32::MAX;
+
+fn found_code(at: FoundAt) -> u32 {
+    match at {
+        FoundAt::Pair => 0,
+        FoundAt::Step => 1,
+    }
+}
+
+/// Runs worker `worker.index()` of a numbered distributed product search to its end (see the
+/// module documentation).
+pub(super) fn run_worker<P>(
+    worker: &mut Worker,
+    product: &P,
+    opts: &PairOptions,
+    stop: &StopSignal,
+) -> Result<PairSearch, DistError>
+where
+    P: KeyedProduct + ?Sized,
+{
+    let start = std::time::Instant::now();
+    let me = worker.index();
+    let peers = worker.peers();
+    let mut successors = Rounds::new(worker);
+    let mut ranking = Rounds::new(worker);
+    let mut counts = Rounds::new(worker);
+    let mut ids = Rounds::new(worker);
+    let mut paths = Rounds::new(worker);
+    let max_pairs = opts.max_pairs.unwrap_or(u64::MAX).min(u32::MAX as u64 - 1);
+    let report = DistOptions {
+        on_level: opts.on_level.clone(),
+        ..DistOptions::default()
+    };
+    let width = product.key_width();
+
+    let mut owned = Owned::new(width);
+    let mut key = vec![0u32; width];
+    product.initial_key(&mut key);
+    // 0. Every process must be making the same search.
+    let [o_lo, o_hi] = split(opts.fingerprint);
+    let mut words = vec![o_lo, o_hi, width as u32, 1];
+    words.extend_from_slice(&key);
+    let [f_lo, f_hi] = split(crate::hash::hash_words(&words));
+    let gathered = all_gather(&mut counts, worker, &[me as u32, f_lo, f_hi]);
+    if gathered.iter().any(|r| r[1] != f_lo || r[2] != f_hi) {
+        return Err(DistError::Worker(
+            "the processes of the run are not at the same search (their runs went apart: \
+             a limit or an error in one process and not in another, or different scripts or \
+             options)"
+                .into(),
+        ));
+    }
+    // This worker's pairs of the level to expand: (id, number), by id.
+    let mut frontier: Vec<(u32, u32)> = Vec::new();
+    if owner_of(&key, peers) == me {
+        let record: Vec<u32> = [u32::MAX, u32::MAX].iter().chain(&key).copied().collect();
+        owned.offer_batch(&record)?;
+        let n = owned.candidates.pop().expect("the initial pair is new");
+        owned.id_of[n as usize] = 0;
+        frontier.push((0, n));
+    }
+
+    let mut failure: Option<DistError> = None;
+    let mut level_start = 0u64;
+    let mut level_end = 1u64;
+    let mut widest = 1u64;
+    let mut levels = 0u32;
+    let mut transitions = 0u64;
+    let mut all_transitions = 0u64;
+    let mut dead_ends = 0u64;
+    let mut stopped = None;
+    let mut least: Option<(FoundAt, u32)> = None;
+    let mut witness: Option<(FoundAt, u32)> = None;
+    let mut record = vec![0u32; 2 + width];
+    while level_start < level_end {
+        levels += 1;
+        // 1. Expand this worker's pairs of the level, by id; send each step to its target's
+        // owner. Once a violation is met, the level's other pairs are still expanded (a
+        // lesser one may be among them, and their steps are counted, as the engine counts
+        // them) but their successors are not sent: the level's new pairs are not numbered.
+        for (i, &(id, n)) in frontier.iter().enumerate() {
+            if i % POLL_EVERY == POLL_EVERY - 1 {
+                if stop.is_raised() || failure.is_some() {
+                    break;
+                }
+                successors.poll(worker, |batch| {
+                    if let Err(e) = owned.offer_batch(&batch) {
+                        failure.get_or_insert(e);
+                    }
+                });
+            }
+            owned.index.read_key(n, &mut key);
+            let mut k = 0u32;
+            let sending = least.is_none();
+            let found = product.expand_key(&key, &mut |target| {
+                if sending {
+                    record[0] = id;
+                    record[1] = k;
+                    record[2..].copy_from_slice(target);
+                    successors.push(owner_of(target, peers), &record);
+                }
+                k += 1;
+            });
+            transitions += k as u64;
+            match found {
+                // The frontier is in id order: the first met at a pair, or else at a step,
+                // is this worker's least.
+                Some(at) if least.is_none_or(|(l, _)| at < l) => least = Some((at, id)),
+                Some(_) => {}
+                None => dead_ends += u64::from(k == 0),
+            }
+        }
+        successors.finish_round(worker, |batch| {
+            if let Err(e) = owned.offer_batch(&batch) {
+                failure.get_or_insert(e);
+            }
+        });
+
+        // 2. Send each new pair's least key to the worker ranking its parent's range of ids.
+        let span = level_end - level_start;
+        for &n in &owned.candidates {
+            let key = owned.parent_key[n as usize];
+            let ranker = ((key >> 32) - level_start) * peers as u64 / span;
+            let [lo, hi] = split(key);
+            ranking.push(ranker as usize, &[lo, hi, me as u32, n]);
+        }
+        let mut ranked: Vec<(u64, u32, u32)> = Vec::new();
+        ranking.finish_round(worker, |batch| {
+            ranked.extend(
+                batch
+                    .chunks_exact(4)
+                    .map(|r| (join(r[0], r[1]), r[2], r[3])),
+            );
+        });
+        ranked.sort_unstable_by_key(|r| r.0);
+
+        // 3. All-gather the number of new pairs each ranker holds, stops and failures, steps,
+        // and each worker's least violation.
+        let code = if failure.is_some() {
+            FAILED
+        } else {
+            stop_code(stop.reason())
+        };
+        let [t_lo, t_hi] = split(transitions);
+        let (at, at_id) = least.map_or((NONE_FOUND, 0), |(at, id)| (found_code(at), id));
+        let gathered = all_gather(
+            &mut counts,
+            worker,
+            &[me as u32, ranked.len() as u32, code, t_lo, t_hi, at, at_id],
+        );
+        all_transitions = gathered.iter().map(|r| join(r[3], r[4])).sum();
+        if let Some(code) = gathered.iter().map(|r| r[2]).find(|&c| c != 0) {
+            if code == FAILED {
+                return Err(failure.unwrap_or_else(|| {
+                    DistError::Worker("a worker of another process failed".into())
+                }));
+            }
+            stopped = stop_reason(code);
+            break;
+        }
+        witness = gathered
+            .iter()
+            .filter(|r| r[5] != NONE_FOUND)
+            .map(|r| (r[5], r[6]))
+            .min()
+            .map(|(at, id)| {
+                (
+                    if at == 0 {
+                        FoundAt::Pair
+                    } else {
+                        FoundAt::Step
+                    },
+                    id,
+                )
+            });
+        if witness.is_some() {
+            break;
+        }
+
+        // 4. Rank: ids in key order across the rankers; send each id to the pair's owner.
+        let new_pairs: Vec<u64> = gathered.iter().map(|r| r[1] as u64).collect();
+        let offset = level_end + new_pairs[..me].iter().sum::<u64>();
+        let total: u64 = new_pairs.iter().sum();
+        let room = max_pairs.saturating_sub(level_end);
+        for (i, &(_, owner, n)) in ranked.iter().enumerate() {
+            let id = offset + i as u64;
+            if id >= level_end + room {
+                break;
+            }
+            ids.push(owner as usize, &[n, id as u32]);
+        }
+        let mut next: Vec<(u32, u32)> = Vec::new();
+        ids.finish_round(worker, |batch| {
+            for r in batch.chunks_exact(2) {
+                owned.id_of[r[0] as usize] = r[1];
+                next.push((r[1], r[0]));
+            }
+        });
+        next.sort_unstable();
+        frontier = next;
+        owned.candidates.clear();
+        level_start = level_end;
+        level_end += total.min(room);
+        widest = widest.max(total.min(room));
+        report_level(&report, me, levels, level_end, all_transitions, start);
+        if total > room {
+            stopped = Some(StopReason::StateLimit);
+            break;
+        }
+    }
+
+    let [d_lo, d_hi] = split(dead_ends);
+    let gathered = all_gather(&mut counts, worker, &[me as u32, d_lo, d_hi]);
+    let dead_ends: u64 = gathered.iter().map(|r| join(r[1], r[2])).sum();
+    let witness = match witness {
+        Some((at, id)) if stopped.is_none() => {
+            let path = path_to(worker, &mut paths, &owned, id)?;
+            let steps = path.iter().skip(1).map(|&(_, k)| k).collect();
+            Some(PairWitness {
+                id,
+                at,
+                keys: path.into_iter().map(|(key, _)| key).collect(),
+                steps,
+            })
+        }
+        _ => None,
+    };
+    debug_assert!(owned
+        .id_of
+        .iter()
+        .all(|&id| id == UNNUMBERED || id < level_end as u32));
+    Ok(PairSearch {
+        pairs: level_end,
+        transitions: all_transitions,
+        levels,
+        widest_level: widest,
+        violated: witness.is_some(),
+        dead_ends,
+        stopped,
+        bytes: 0,
+        workers: peers,
+        witness,
+    })
+}
