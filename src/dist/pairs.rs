@@ -273,6 +273,7 @@ where
         stopped,
         bytes,
         workers: peers,
+        most_held: level_end,
         witness: None,
     })
 }

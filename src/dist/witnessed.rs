@@ -72,6 +72,7 @@ where
 
     let mut owned = Owned::new(width);
     let mut key = vec![0u32; width];
+    let mut state = vec![0u32; width];
     product.initial_key(&mut key);
     // 0. Every process must be making the same search.
     let [o_lo, o_hi] = split(opts.fingerprint);
@@ -87,11 +88,16 @@ where
                 .into(),
         ));
     }
+    let mut antichain = product.has_antichain().then(Antichain::default);
     // This worker's pairs of the level to expand: (id, number), by id.
     let mut frontier: Vec<(u32, u32)> = Vec::new();
-    if owner_of(&key, peers) == me {
+    product.state_part(&key, &mut state);
+    if owner_of(&state, peers) == me {
         let record: Vec<u32> = [u32::MAX, u32::MAX].iter().chain(&key).copied().collect();
         owned.offer_batch(&record)?;
+        if let Some(antichain) = &mut antichain {
+            antichain.prune(product, &mut owned);
+        }
         let n = owned.candidates.pop().expect("the initial pair is new");
         owned.id_of[n as usize] = 0;
         frontier.push((0, n));
@@ -109,6 +115,8 @@ where
     let mut least: Option<(FoundAt, u32)> = None;
     let mut witness: Option<(FoundAt, u32)> = None;
     let mut record = vec![0u32; 2 + width];
+    let mut held = 1u64;
+    let mut most_held = 1u64;
     while level_start < level_end {
         levels += 1;
         // 1. Expand this worker's pairs of the level, by id; send each step to its target's
@@ -134,7 +142,8 @@ where
                     record[0] = id;
                     record[1] = k;
                     record[2..].copy_from_slice(target);
-                    successors.push(owner_of(target, peers), &record);
+                    product.state_part(target, &mut state);
+                    successors.push(owner_of(&state, peers), &record);
                 }
                 k += 1;
             });
@@ -152,6 +161,10 @@ where
                 failure.get_or_insert(e);
             }
         });
+        // The new pairs that the pairs kept so far, or others of the level, cover go.
+        if let Some(antichain) = &mut antichain {
+            antichain.prune(product, &mut owned);
+        }
 
         // 2. Send each new pair's least key to the worker ranking its parent's range of ids.
         let span = level_end - level_start;
@@ -180,10 +193,25 @@ where
         };
         let [t_lo, t_hi] = split(transitions);
         let (at, at_id) = least.map_or((NONE_FOUND, 0), |(at, id)| (found_code(at), id));
+        // The change in the pairs this worker keeps (as a two's complement word pair).
+        let kept = antichain.as_ref().map_or(ranked.len() as u64, |a| {
+            a.held.wrapping_sub(a.held_before)
+        });
+        let [k_lo, k_hi] = split(kept);
         let gathered = all_gather(
             &mut counts,
             worker,
-            &[me as u32, ranked.len() as u32, code, t_lo, t_hi, at, at_id],
+            &[
+                me as u32,
+                ranked.len() as u32,
+                code,
+                t_lo,
+                t_hi,
+                at,
+                at_id,
+                k_lo,
+                k_hi,
+            ],
         );
         all_transitions = gathered.iter().map(|r| join(r[3], r[4])).sum();
         if let Some(code) = gathered.iter().map(|r| r[2]).find(|&c| c != 0) {
@@ -239,6 +267,11 @@ where
         level_start = level_end;
         level_end += total.min(room);
         widest = widest.max(total.min(room));
+        // What the owners keep: every pair numbered, or the antichain's pairs.
+        held = gathered
+            .iter()
+            .fold(held, |h, r| h.wrapping_add(join(r[7], r[8])));
+        most_held = most_held.max(held);
         report_level(&report, me, levels, level_end, all_transitions, start);
         if total > room {
             stopped = Some(StopReason::StateLimit);
@@ -276,6 +309,64 @@ where
         stopped,
         bytes: 0,
         workers: peers,
+        most_held,
         witness,
     })
+}
+
+/// The antichain of one owner's pairs, by implementation state: the nodes of the pairs kept
+/// (the ⊆-least of all met, [`KeyedProduct::covers`]). A level's new pairs are all offered
+/// first (each with its least step); then those that a kept pair, or another new pair of the
+/// level, covers go, and the rest are kept, with the kept pairs they cover dropped: what the
+/// engine's antichain holds at a level's end, whatever the order the pairs came in.
+#[derive(Default)]
+struct Antichain {
+    nodes: std::collections::HashMap<Box<[u32]>, Vec<u32>, crate::hash::WordBuildHasher>,
+    /// Pairs kept now.
+    held: u64,
+    /// Pairs kept before the last pruning (the change is the level's).
+    held_before: u64,
+}
+
+impl Antichain {
+    /// Drops the new pairs of `owned` that are covered; keeps the others.
+    fn prune<P: KeyedProduct + ?Sized>(&mut self, product: &P, owned: &mut Owned) {
+        self.held_before = self.held;
+        let width = owned.width;
+        let mut key = vec![0u32; width];
+        // The level's new pairs by implementation state: (node, number).
+        let mut by_state: std::collections::HashMap<Box<[u32]>, Vec<(u32, u32)>> =
+            Default::default();
+        for &n in &owned.candidates {
+            owned.index.read_key(n, &mut key);
+            let mut state = vec![0u32; width];
+            product.state_part(&key, &mut state);
+            by_state
+                .entry(state.into_boxed_slice())
+                .or_default()
+                .push((product.node_of(&key), n));
+        }
+        let mut kept_numbers = Vec::with_capacity(owned.candidates.len());
+        // Strictly covers: two nodes covering each other (the same set) count as one, the
+        // lesser.
+        let strictly = |a: u32, b: u32| product.covers(a, b) && (!product.covers(b, a) || a < b);
+        for (state, new) in by_state {
+            let nodes = self.nodes.entry(state).or_default();
+            let kept: Vec<(u32, u32)> = new
+                .iter()
+                .copied()
+                .filter(|&(c, _)| {
+                    !nodes.iter().any(|&h| product.covers(h, c))
+                        && !new.iter().any(|&(o, _)| o != c && strictly(o, c))
+                })
+                .collect();
+            let before = nodes.len();
+            nodes.retain(|&h| !kept.iter().any(|&(c, _)| product.covers(c, h)));
+            self.held -= (before - nodes.len()) as u64;
+            self.held += kept.len() as u64;
+            nodes.extend(kept.iter().map(|&(c, _)| c));
+            kept_numbers.extend(kept.iter().map(|&(_, n)| n));
+        }
+        owned.candidates = kept_numbers;
+    }
 }

@@ -41,6 +41,26 @@ pub trait KeyedProduct: Sync {
     /// product's order; returns where a violation shows, if the pair, or a step out of it,
     /// is one.
     fn expand_key(&self, key: &[u32], emit: &mut dyn FnMut(&[u32])) -> Option<FoundAt>;
+
+    /// The node of the pair whose key is `key`.
+    fn node_of(&self, key: &[u32]) -> u32;
+
+    /// Writes into `state` (of the key's width) the key of the pair with node 0 and `key`'s
+    /// implementation state: what the pairs of one implementation state share.
+    fn state_part(&self, key: &[u32], state: &mut [u32]);
+
+    /// Whether the search keeps an antichain of its pairs (see [`KeyedProduct::covers`]),
+    /// rather than every pair (the default).
+    fn has_antichain(&self) -> bool {
+        false
+    }
+
+    /// With an antichain: whether a pair of node `a` covers one of node `b` with the same
+    /// implementation state (the covered pair is then not kept). Pairs are exact by default:
+    /// a pair covers only itself.
+    fn covers(&self, a: u32, b: u32) -> bool {
+        a == b
+    }
 }
 
 /// Where a violation found by expanding a pair shows (as [`super::engine::Found`] says).
@@ -117,6 +137,15 @@ impl<D: Driven<State = (u32, u64)>> KeyedProduct for PackedKeys<'_, D> {
             .as_ref()
             .map(FoundAt::from)
     }
+
+    fn node_of(&self, key: &[u32]) -> u32 {
+        pair_of(self.bits, join(key[0], key[1])).0
+    }
+
+    fn state_part(&self, key: &[u32], state: &mut [u32]) {
+        let (_, implementation) = pair_of(self.bits, join(key[0], key[1]));
+        state.copy_from_slice(&self.key((0, implementation)));
+    }
 }
 
 /// A product over an implementation `ts` with a canonical encoding of any width, its pairs
@@ -175,6 +204,15 @@ where
             })
             .as_ref()
             .map(FoundAt::from)
+    }
+
+    fn node_of(&self, key: &[u32]) -> u32 {
+        key[0]
+    }
+
+    fn state_part(&self, key: &[u32], state: &mut [u32]) {
+        state.copy_from_slice(key);
+        state[0] = 0;
     }
 }
 
@@ -346,6 +384,9 @@ pub struct PairSearch {
     pub bytes: u64,
     /// Workers of all processes together.
     pub workers: usize,
+    /// With [`PairOptions::witness_path`], the most pairs the owners kept at the end of a
+    /// level (fewer than [`PairSearch::pairs`] where an antichain dropped covered ones).
+    pub most_held: u64,
     /// With [`PairOptions::witness_path`], the least violation of the last level expanded
     /// and the least path to it, if the search found one.
     pub witness: Option<PairWitness>,

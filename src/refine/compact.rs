@@ -304,6 +304,7 @@ pub(crate) fn search_shared(
 pub(crate) fn search_witness_shared(
     product: &dyn KeyedProduct,
     fingerprint_kind: u8,
+    spec_sets: u64,
     bits: u32,
     system_opts: &SystemOptions,
     opts: &RunOptions,
@@ -311,12 +312,150 @@ pub(crate) fn search_witness_shared(
 ) -> Result<Option<PairSearch>, RefineError> {
     shared_pairs(
         product,
-        [fingerprint_kind as u32, 0, 0, bits],
+        [
+            fingerprint_kind as u32 | (product.has_antichain() as u32) << 8,
+            spec_sets as u32,
+            (spec_sets >> 32) as u32,
+            bits,
+        ],
         true,
         system_opts,
         opts,
         stop,
     )
+}
+
+/// The pairs of a product kept as an antichain by the owners of a numbered distributed search:
+/// a pair is covered by one of the same implementation state whose normal-form node is a
+/// subset of its own, as in the engine's [`super::antichain::ConcurrentAntichain`].
+struct Antichained<'a, 'n> {
+    keys: &'a dyn KeyedProduct,
+    nf: &'a SharedNormalForm<'n>,
+}
+
+impl KeyedProduct for Antichained<'_, '_> {
+    fn key_width(&self) -> usize {
+        self.keys.key_width()
+    }
+
+    fn initial_key(&self, key: &mut [u32]) {
+        self.keys.initial_key(key);
+    }
+
+    fn expand_key(&self, key: &[u32], emit: &mut dyn FnMut(&[u32])) -> Option<FoundAt> {
+        self.keys.expand_key(key, emit)
+    }
+
+    fn node_of(&self, key: &[u32]) -> u32 {
+        self.keys.node_of(key)
+    }
+
+    fn state_part(&self, key: &[u32], state: &mut [u32]) {
+        self.keys.state_part(key, state);
+    }
+
+    fn has_antichain(&self) -> bool {
+        true
+    }
+
+    fn covers(&self, a: u32, b: u32) -> bool {
+        self.nf.is_subset(a, b)
+    }
+}
+
+/// What the processes of a distributed run found for a failing check, replayed in this
+/// process.
+pub(crate) struct SharedWitness<S> {
+    /// The numbered search's figures and its witness.
+    pub(crate) search: PairSearch,
+    /// The path to the pair where the violation shows: `(label, pair reached)` per step.
+    pub(crate) path: Vec<(Label, (u32, S))>,
+    /// The pair where it shows.
+    pub(crate) pair: (u32, S),
+    /// The violation.
+    pub(crate) witness: super::product::ProductWitness,
+}
+
+/// Searches the product of `nf` (complete: [`distributable`]) and `imp` with the processes of
+/// the distributed run of `system_opts` for the least violation, numbering the pairs as the
+/// engine numbers them (with `antichain`, keeping an antichain of them as the engine's does,
+/// else every pair), and replays the path they rebuild on the product here. `None` without a
+/// distributed run or a canonical encoding of `imp`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn search_product_witness_shared<I: TransitionSystem>(
+    nf: &SharedNormalForm<'_>,
+    events: &SpecEvents,
+    imp: &I,
+    model: Model,
+    antichain: bool,
+    system_opts: &SystemOptions,
+    opts: &RunOptions,
+    stop: &StopSignal,
+) -> Result<Option<SharedWitness<I::State>>, RefineError> {
+    let kind = 1 + model as u8;
+    let original = Product::new(nf, events, imp, model, stop).limited_to(opts.max_states);
+    let searched = |keys: &dyn KeyedProduct, bits: u32| {
+        let antichained = Antichained { keys, nf };
+        let product: &dyn KeyedProduct = if antichain { &antichained } else { keys };
+        let spec_sets = nf.num_sets() as u64;
+        search_witness_shared(product, kind, spec_sets, bits, system_opts, opts, stop)
+    };
+    let (found, key_of): (_, Box<dyn Fn(&(u32, I::State)) -> Vec<u32> + '_>) =
+        match Packed::new(imp).filter(|p| nodes_fit(nf, p.bits())) {
+            Some(packed) => {
+                let product =
+                    Product::new(nf, events, &packed, model, stop).limited_to(opts.max_states);
+                let (bits, width) = (packed.bits(), packed.width());
+                let keys = PackedKeys {
+                    product: &product,
+                    bits,
+                };
+                let key_of = move |(node, state): &(u32, I::State)| {
+                    let mut words = [0u32; 2];
+                    imp.encode_state(state, &mut words[..width]);
+                    let packed = crate::explore::compact::pack(&words[..width]);
+                    pair_key(bits, (*node, packed))
+                        .map_or_else(Vec::new, |k| crate::explore::keyed::split(k).to_vec())
+                };
+                (searched(&keys, bits)?, Box::new(key_of))
+            }
+            None => {
+                let product = Product::new(nf, events, imp, model, stop).limited_to(opts.max_states);
+                let Some(keys) = EncodedKeys::new(&product, imp) else {
+                    return Ok(None);
+                };
+                let width = keys.key_width();
+                let found = searched(&keys, 0)?;
+                let key_of = move |(node, state): &(u32, I::State)| {
+                    let mut key = vec![0u32; width];
+                    key[0] = *node;
+                    imp.encode_state(state, &mut key[1..]);
+                    key
+                };
+                (found, Box::new(key_of))
+            }
+        };
+    let Some(search) = found else {
+        return Ok(None);
+    };
+    if let Some(reason) = search.stopped {
+        return Err(RefineError::Stopped(reason));
+    }
+    let witness = search.witness.as_ref().ok_or_else(|| {
+        RefineError::Distributed(
+            "the processes found a violation, then none when they numbered the pairs".into(),
+        )
+    })?;
+    let (path, violation) = replay_witness(&original, witness, &*key_of)?;
+    let pair = path
+        .last()
+        .map_or_else(|| original.initial_state(), |(_, p)| p.clone());
+    Ok(Some(SharedWitness {
+        search,
+        path,
+        pair,
+        witness: violation,
+    }))
 }
 
 /// A search of `product` by the processes of the distributed run of `system_opts`, if it has

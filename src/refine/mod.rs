@@ -48,6 +48,7 @@ pub mod replay;
 mod revivals;
 mod shared_normal;
 mod trace_search;
+mod witness;
 
 use serde::Serialize;
 use std::time::{Duration, Instant};
@@ -57,13 +58,13 @@ use crate::explore::{
 };
 use crate::lts::Lts;
 use crate::threads::Threads;
-use crate::ts::{Label, TransitionSystem, TAU};
+use crate::ts::{Label, TransitionSystem};
 use antichain::ConcurrentAntichain;
 use shared_normal::SharedNormalForm;
 
 pub use compact::SharedPairSearch;
 pub use determinism::search_determinism;
-use product::{Product, ProductWitness, SpecEvents};
+use product::{Product, SpecEvents};
 pub use property_search::{search_property, Property, PropertySearch};
 pub use trace_search::{search_trace, TraceSearch};
 
@@ -533,8 +534,22 @@ pub fn check_system<I: TransitionSystem>(
                 impl_path: Vec::new(),
             });
         }
-        // A violation: the indexed search below finds it at the same level, with its
-        // canonical counterexample.
+        // A violation: the indexed search finds it at the same level, with its canonical
+        // counterexample; in a distributed run, the processes together.
+        if shared {
+            if let Some(found) = compact::search_product_witness_shared(
+                &nf,
+                &events,
+                imp,
+                model,
+                !opts.no_antichain,
+                system_opts,
+                &run_opts,
+                stop,
+            )? {
+                return shared_counterexample(spec, &nf, &events, imp, model, found, stop, start);
+            }
+        }
     }
     let product = Product::new(&nf, &events, imp, model, stop).limited_to(system_opts.max_pairs);
     let run = if opts.no_antichain {
@@ -556,100 +571,27 @@ pub fn check_system<I: TransitionSystem>(
     let mut impl_state = None;
     let mut impl_path = Vec::new();
     let counterexample = run.witness.as_ref().map(|w| {
-        let path = run.path_to(w.id);
-        impl_path = path
-            .iter()
-            .map(|&(label, id)| (label, run.state(id).1.clone()))
+        let path: Vec<(Label, (u32, I::State))> = run
+            .path_to(w.id)
+            .into_iter()
+            .map(|(label, id)| (label, run.state(id).clone()))
             .collect();
-        let (set, ref state) = *run.state(w.id);
-        impl_state = Some(state.clone());
-        let trace: Vec<String> = path
-            .iter()
-            .filter(|(l, _)| *l != TAU)
-            .map(|&(l, _)| imp.label_name(l))
-            .collect();
-        let (violation, steps) = match w.witness {
-            ProductWitness::Trace { label } => (
-                Violation::Trace {
-                    event: imp.label_name(label),
-                },
-                path.len() + 1,
-            ),
-            ProductWitness::Divergence => (Violation::Divergence, path.len()),
-            ProductWitness::Refusal => {
-                let (enabled, _) = product.enabled(state);
-                let mut refused: Vec<String> = Vec::new();
-                let mut spec_acceptances: Vec<Vec<String>> = Vec::new();
-                for acceptance in nf.acceptances(set) {
-                    let mut named: Vec<String> = Vec::new();
-                    for &e in acceptance.iter() {
-                        named.push(events.names[e as usize].clone());
-                        if enabled.binary_search(&e).is_err() {
-                            refused.push(events.names[e as usize].clone());
-                        }
-                    }
-                    named.sort();
-                    spec_acceptances.push(named);
-                }
-                // A stable state refuses ✓, which the specification cannot refuse where it
-                // can terminate (there it can refuse every other event).
-                if nf
-                    .members(set)
-                    .iter()
-                    .any(|&s| normal::can_terminate(spec, s))
-                {
-                    refused.push(properties::TICK.to_string());
-                }
-                refused.sort();
-                refused.dedup();
-                spec_acceptances.sort();
-                (
-                    Violation::Refusal {
-                        refused,
-                        spec_acceptances,
-                    },
-                    path.len(),
-                )
-            }
-            ProductWitness::Revival { label } => {
-                let (enabled, _) = product.enabled(state);
-                let event = product.event(label);
-                let (accs, refused) =
-                    revivals::revival_evidence(nf.stable_groups(set), &enabled, event);
-                let names = |list: &[u32]| -> Vec<String> {
-                    let mut named: Vec<String> = list
-                        .iter()
-                        .map(|&e| events.names[e as usize].clone())
-                        .collect();
-                    named.sort();
-                    named
-                };
-                let mut spec_acceptances: Vec<Vec<String>> =
-                    accs.iter().map(|a| names(a)).collect();
-                spec_acceptances.sort();
-                (
-                    Violation::Revival {
-                        accepted: offered(imp, state).1,
-                        event: imp.label_name(label),
-                        refused: names(&refused),
-                        spec_acceptances,
-                    },
-                    path.len(),
-                )
-            }
-        };
-        let acceptances = if model.observes_refusal_traces() {
-            refusal_trace_acceptances(imp, &impl_path)
-        } else {
-            Vec::new()
-        };
-        Counterexample {
-            trace,
-            impl_state: w.id.0,
-            steps,
-            violation,
-            acceptances,
-        }
+        let built = witness::counterexample_of(
+            &witness::Found {
+                spec,
+                nf: &nf,
+                events: &events,
+                product: &product,
+                model,
+            },
+            &path,
+            run.state(w.id),
+            w.id.0,
+            &w.witness,
+        );
+        impl_path = built.1;
+        impl_state = Some(run.state(w.id).1.clone());
+        built.0
     });
     stats.seconds = start.elapsed().as_secs_f64();
     if let Some(cex) = &counterexample {
@@ -662,6 +604,64 @@ pub fn check_system<I: TransitionSystem>(
             stats,
         },
         impl_state,
+        impl_path,
+    })
+}
+
+/// The result of a failing check whose counterexample the processes of a distributed run
+/// rebuilt ([`compact::search_product_witness_shared`]), replayed on both systems.
+#[allow(clippy::too_many_arguments)]
+fn shared_counterexample<I: TransitionSystem>(
+    spec: &Lts,
+    nf: &SharedNormalForm<'_>,
+    events: &SpecEvents,
+    imp: &I,
+    model: Model,
+    found: compact::SharedWitness<I::State>,
+    stop: &StopSignal,
+    start: Instant,
+) -> Result<SystemCheck<I::State>, RefineError> {
+    let product = Product::new(nf, events, imp, model, stop);
+    let searched = &found.search;
+    let id = searched.witness.as_ref().map_or(0, |w| w.id);
+    let (counterexample, impl_path) = witness::counterexample_of(
+        &witness::Found {
+            spec,
+            nf,
+            events,
+            product: &product,
+            model,
+        },
+        &found.path,
+        &found.pair,
+        id,
+        &found.witness,
+    );
+    let pairs = searched.pairs;
+    let stats = CheckStats {
+        pairs_explored: pairs,
+        pairs_discovered: pairs,
+        max_working: searched.widest_level,
+        antichain_hits: searched.transitions.saturating_sub(pairs.saturating_sub(1)),
+        antichain_misses: pairs,
+        max_antichain: searched.most_held,
+        transitions: searched.transitions,
+        spec_sets: nf.num_sets() as u64,
+        pair_bytes: None,
+        seconds: start.elapsed().as_secs_f64(),
+        levels: searched.levels,
+        threads: searched.workers,
+        shared: true,
+    };
+    replay::replay_run(spec, imp, model, &counterexample, &impl_path)
+        .map_err(RefineError::ReplayFailed)?;
+    Ok(SystemCheck {
+        result: CheckResult {
+            model,
+            counterexample: Some(counterexample),
+            stats,
+        },
+        impl_state: Some(found.pair.1),
         impl_path,
     })
 }
@@ -696,42 +696,4 @@ pub(crate) fn run_stats<S, W>(run: &Run<S, W>, spec_sets: u64, engine: &Engine) 
         threads: engine.threads().get(),
         shared: false,
     }
-}
-
-/// Whether `state` is stable (it can perform neither tau nor ✓), and the names of the visible
-/// events it offers, sorted.
-fn offered<I: TransitionSystem>(imp: &I, state: &I::State) -> (bool, Vec<String>) {
-    let mut stable = true;
-    let mut names: Vec<String> = Vec::new();
-    imp.for_each_successor(state, &mut |label, _| {
-        if label == TAU {
-            stable = false;
-        } else {
-            let name = imp.label_name(label);
-            stable &= name != properties::TICK;
-            names.push(name);
-        }
-    });
-    names.sort();
-    names.dedup();
-    (stable, names)
-}
-
-/// The refusal trace of a run of `imp` (`(label, state)` per step from its initial state): for
-/// each visible step, the acceptance of the state it leaves when that state is stable (the
-/// largest refusal observed just before the event), else `None`.
-fn refusal_trace_acceptances<I: TransitionSystem>(
-    imp: &I,
-    path: &[(Label, I::State)],
-) -> Vec<Option<Vec<String>>> {
-    let mut out = Vec::new();
-    let mut at = imp.initial_state();
-    for (label, next) in path {
-        if *label != TAU {
-            let (stable, names) = offered(imp, &at);
-            out.push(stable.then_some(names));
-        }
-        at = next.clone();
-    }
-    out
 }

@@ -261,6 +261,7 @@ impl Shared<'_> {
         let Some(found) = compact::search_witness_shared(
             self.keys,
             self.kind,
+            0,
             self.bits,
             system_opts,
             opts,
