@@ -10,7 +10,9 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use dist::{hostfile, root, scratch, weft, weft_distributed_command, WEFT};
+use dist::{
+    hostfile, root, scratch, weft, weft_distributed_command, weft_distributed_output, WEFT,
+};
 use serde_json::Value;
 
 /// `weft check FILE --json` (or `weft refines ...`) in one process with 2 threads.
@@ -167,6 +169,78 @@ fn distributed_checks_give_the_single_process_verdicts_counts_and_counterexample
     );
 }
 
+/// Scripts with failing checks of every kind that a distributed run shares: refinements in
+/// T, F and FD (antichain pairs, packed in one word or wide), deadlock and divergence freedom.
+const FAILING_SCRIPTS: [&str; 5] = [
+    "examples/bounded_buffer.csp",
+    "examples/mutual_exclusion.csp",
+    "tests/cases/should_pass/divergence.csp",
+    "tests/cases/should_pass/dist_wide_encoding.csp",
+    "tests/cases/should_pass/compact_wide_encoding.csp",
+];
+
+/// `weft check SCRIPT` (text) in one process of `threads` threads: its output and exit code.
+fn single_text(script: &str, threads: usize) -> (String, i32) {
+    let out = Command::new(WEFT)
+        .args(["check", script, "--threads", &threads.to_string()])
+        .output()
+        .unwrap();
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        out.status.code().unwrap_or(-1),
+    )
+}
+
+/// A failing check's counterexample is rebuilt by the processes together (the owners number
+/// the pairs as one process numbers them, and the path comes back from their parent
+/// records): the text output is byte for byte that of one process of 1 or 2 threads, and the
+/// JSON output is too but for timings, at 1, 2 and 3 processes of 1 or 2 workers.
+#[test]
+fn failing_distributed_checks_print_the_single_process_counterexamples_byte_for_byte() {
+    let mut failing = [0usize; 5];
+    for script in FAILING_SCRIPTS {
+        let path = root().join(script);
+        let path = path.to_str().unwrap();
+        let (text, code) = single_text(path, 1);
+        assert_eq!(
+            single_text(path, 2),
+            (text.clone(), code),
+            "{script}: 2 threads"
+        );
+        let single = single_check(path);
+        for a in single.0["assertions"].as_array().unwrap() {
+            if a["holds"] != false {
+                continue;
+            }
+            let assertion: String = a["assertion"]
+                .as_str()
+                .unwrap()
+                .split_whitespace()
+                .collect();
+            let kind = ["[T=", "[F=", "[FD=", "deadlockfree", "divergencefree"]
+                .iter()
+                .position(|k| assertion.contains(k));
+            if let Some(kind) = kind {
+                failing[kind] += 1;
+            }
+        }
+        for (processes, workers) in [(1, 2), (2, 1), (2, 2), (3, 1), (3, 2)] {
+            let (run_text, run_code) =
+                weft_distributed_output("check", &[path], processes, workers, &[], false);
+            assert_eq!(run_code, code, "{script}: {processes}x{workers} exit code");
+            assert_eq!(
+                run_text, text,
+                "{script}: {processes} processes of {workers} workers, text"
+            );
+            same_check_and_shared(path, &single, processes, workers);
+        }
+    }
+    assert!(
+        failing.iter().all(|&n| n >= 1),
+        "failing checks by kind (T, F, FD, deadlock, divergence): {failing:?}"
+    );
+}
+
 /// Scripts of `examples/` and of the corpus not checked by 2 processes here, and why.
 const NOT_CHECKED: [(&str, &str); 2] = [
     (
@@ -252,14 +326,55 @@ fn distributed_refines_gives_the_single_process_result() {
             "--model".into(),
             "failures".into(),
         ],
+        // Failing, with the antichain (its figures, `max_antichain` among them, and the
+        // counterexample those of one process) and without.
+        vec![
+            format!("{}:CHAIN(3)", buffers.display()),
+            format!("{}:CELL", buffers.display()),
+            "--model".into(),
+            "failures".into(),
+        ],
+        vec![
+            format!("{}:CHAIN(3)", buffers.display()),
+            format!("{}:BUSY", buffers.display()),
+            "--model".into(),
+            "failures-divergences".into(),
+        ],
+        vec![
+            format!("{}:CHAIN(3)", buffers.display()),
+            format!("{}:CHAIN(4)", buffers.display()),
+            "--model".into(),
+            "traces".into(),
+            "--no-antichain".into(),
+        ],
     ];
+    let mut failing = 0;
     for case in cases {
         let args: Vec<&str> = case.iter().map(String::as_str).collect();
         let (single, code) = weft_json("refines", &args);
-        let (two, two_code) = weft_distributed_command("refines", &args, 2, 1, &[]);
-        assert_eq!(two_code, code, "{args:?}");
-        assert_eq!(without_timings(&two), without_timings(&single), "{args:?}");
+        for (processes, workers) in [(2, 1), (3, 2)] {
+            let (run, run_code) =
+                weft_distributed_command("refines", &args, processes, workers, &[]);
+            assert_eq!(run_code, code, "{args:?}");
+            // Where a check fails, one process reports the normal-form nodes it made as its
+            // search needed them; a distributed run makes the whole normal form first (so
+            // that every process numbers the nodes alike) and reports them all.
+            let nodes = |v: &Value| v["stats"]["spec_sets"].as_u64().unwrap();
+            if single["holds"] == false {
+                assert!(nodes(&run) >= nodes(&single), "{args:?}");
+            } else {
+                assert_eq!(nodes(&run), nodes(&single), "{args:?}");
+            }
+            let without_nodes = |v: &Value| {
+                let mut v = without_timings(v);
+                v["stats"].as_object_mut().unwrap().remove("spec_sets");
+                v
+            };
+            assert_eq!(without_nodes(&run), without_nodes(&single), "{args:?}");
+        }
+        failing += (single["holds"] == false) as usize;
     }
+    assert_eq!(failing, 3, "failing refinements");
 }
 
 #[test]

@@ -194,9 +194,9 @@ where
         let [t_lo, t_hi] = split(transitions);
         let (at, at_id) = least.map_or((NONE_FOUND, 0), |(at, id)| (found_code(at), id));
         // The change in the pairs this worker keeps (as a two's complement word pair).
-        let kept = antichain.as_ref().map_or(ranked.len() as u64, |a| {
-            a.held.wrapping_sub(a.held_before)
-        });
+        let kept = antichain
+            .as_ref()
+            .map_or(ranked.len() as u64, |a| a.held.wrapping_sub(a.held_before));
         let [k_lo, k_hi] = split(kept);
         let gathered = all_gather(
             &mut counts,

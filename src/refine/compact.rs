@@ -420,7 +420,8 @@ pub(crate) fn search_product_witness_shared<I: TransitionSystem>(
                 (searched(&keys, bits)?, Box::new(key_of))
             }
             None => {
-                let product = Product::new(nf, events, imp, model, stop).limited_to(opts.max_states);
+                let product =
+                    Product::new(nf, events, imp, model, stop).limited_to(opts.max_states);
                 let Some(keys) = EncodedKeys::new(&product, imp) else {
                     return Ok(None);
                 };

@@ -51,13 +51,25 @@ pub fn spawn_distributed(
     workers: usize,
     extra: &[&str],
 ) -> Vec<std::process::Child> {
+    spawn_distributed_as(command, command_args, processes, workers, extra, true)
+}
+
+/// [`spawn_distributed`], with `--json` only where `json` is set.
+fn spawn_distributed_as(
+    command: &str,
+    command_args: &[&str],
+    processes: usize,
+    workers: usize,
+    extra: &[&str],
+    json: bool,
+) -> Vec<std::process::Child> {
     let hosts = hostfile(processes);
     (0..processes)
         .map(|i| {
             Command::new(WEFT)
                 .arg(command)
                 .args(command_args)
-                .arg("--json")
+                .args(json.then_some("--json"))
                 .args(["--processes", &processes.to_string()])
                 .args(["--process-index", &i.to_string()])
                 .args(["--workers", &workers.to_string()])
@@ -83,7 +95,25 @@ pub fn weft_distributed_command(
     extra: &[&str],
 ) -> (Value, i32) {
     let model = Path::new(command_args[0]);
-    let mut children = spawn_distributed(command, command_args, processes, workers, extra);
+    let (text, code) =
+        weft_distributed_output(command, command_args, processes, workers, extra, true);
+    let value = serde_json::from_str(text.trim())
+        .unwrap_or_else(|e| panic!("{}: not JSON ({e}): {text}", model.display()));
+    (value, code)
+}
+
+/// As [`weft_distributed_command`], returning process 0's standard output as it is, in text
+/// or (with `json`) in JSON.
+pub fn weft_distributed_output(
+    command: &str,
+    command_args: &[&str],
+    processes: usize,
+    workers: usize,
+    extra: &[&str],
+    json: bool,
+) -> (String, i32) {
+    let model = Path::new(command_args[0]);
+    let mut children = spawn_distributed_as(command, command_args, processes, workers, extra, json);
     let deadline = Instant::now() + Duration::from_secs(60);
     let mut codes = Vec::new();
     let mut outputs = Vec::new();
@@ -112,9 +142,7 @@ pub fn weft_distributed_command(
         assert_eq!(text, "", "process {i} printed on stdout");
         assert_eq!(codes[i], codes[0], "process {i}'s exit code");
     }
-    let value = serde_json::from_str(outputs[0].trim())
-        .unwrap_or_else(|e| panic!("{}: not JSON ({e}): {}", model.display(), outputs[0]));
-    (value, codes[0])
+    (outputs.swap_remove(0), codes[0])
 }
 
 /// Runs weft with `args`; returns its exit code and standard error.
