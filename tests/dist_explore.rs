@@ -405,7 +405,8 @@ fn weft_distributed_outputs(
 /// A distributed exploration stopped by a state limit, with a checkpoint at every level
 /// boundary, and resumed from it ends with the counts of a run never interrupted: for a
 /// system of one-word states and one of wide states, with one and two workers a process.
-/// Each process writes its own part; a resume with other workers is refused with an error.
+/// Each process writes its own part; a resume with other processes or workers is refused with
+/// an error naming the mismatch.
 #[test]
 fn a_checkpointed_distributed_exploration_resumes_with_the_same_counts() {
     let dir = scratch("checkpoints");
@@ -451,16 +452,31 @@ fn a_checkpointed_distributed_exploration_resumes_with_the_same_counts() {
             resumed["states"].as_u64().unwrap() > limit.parse::<u64>().unwrap(),
             "{name}"
         );
-        // Other workers than the run that wrote it: refused in every process.
-        for (out, code) in
-            weft_distributed_outputs(&model, 2, workers + 1, &["--resume", checkpoint_arg])
-        {
-            assert_eq!(code, 2, "{name}: {out}");
-            assert!(
-                out.contains("same --processes and --workers"),
-                "{name}: {out}"
-            );
+        // Other processes or workers than the run that wrote it: refused in every process,
+        // with an error that names the mismatch (also where the workers in all are the same,
+        // split otherwise).
+        let mut others = vec![(2, workers + 1), (3, workers), (1, 2 * workers)];
+        if workers > 1 {
+            others.push((2, workers - 1));
         }
+        for (processes, other_workers) in others {
+            for (out, code) in weft_distributed_outputs(
+                &model,
+                processes,
+                other_workers,
+                &["--resume", checkpoint_arg],
+            ) {
+                let case = format!("{name}: resumed by {processes} processes of {other_workers}");
+                assert_eq!(code, 2, "{case}: {out}");
+                assert!(out.contains("--processes and --workers"), "{case}: {out}");
+                assert!(!out.contains("\"states\""), "{case}: {out}");
+            }
+        }
+        // The checkpoint is left as it was: the right run still resumes from it.
+        let (again, again_code) =
+            weft_distributed(&model, 2, workers, &["--resume", checkpoint_arg]);
+        assert_eq!(again_code, 0, "{name}");
+        assert_eq!(again["states"], whole["states"], "{name}");
     }
     let wide = weft_distributed(&wide_model(), 2, 1, &[]).0;
     assert_eq!(

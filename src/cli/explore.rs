@@ -98,7 +98,7 @@ pub fn run(args: &ExploreArgs) -> Result<i32> {
             &args.search,
             args.dist.connect_timeout,
             args.trace,
-            persistence(args, cluster.process)?,
+            persistence(args, cluster.process, cluster.processes)?,
         )?;
         return report_distributed(&result, args, None, cluster.process);
     }
@@ -128,7 +128,7 @@ fn run_csp(args: &ExploreArgs) -> Result<i32> {
             &args.search,
             args.dist.connect_timeout,
             args.trace,
-            persistence(args, cluster.process)?,
+            persistence(args, cluster.process, cluster.processes)?,
         )?;
         if let Some(e) = system.take_error() {
             return Err(e.into());
@@ -263,6 +263,7 @@ pub(crate) fn run_exploration<T: TransitionSystem>(
 fn persistence(
     args: &ExploreArgs,
     process: usize,
+    processes: usize,
 ) -> Result<Option<weft::dist::checkpoint::Persistence>> {
     if args.checkpoint.is_none() && args.resume.is_none() {
         return Ok(None);
@@ -275,6 +276,7 @@ fn persistence(
         resume: args.resume.clone(),
         fingerprint: model_fingerprint(args)?,
         process,
+        processes,
     }))
 }
 

@@ -41,6 +41,8 @@ pub struct Persistence {
     pub fingerprint: u64,
     /// This process's index in the run.
     pub process: usize,
+    /// Processes of the run.
+    pub processes: usize,
 }
 
 /// A worker's search at a level boundary: the counts of its checkpoint file.
@@ -174,6 +176,31 @@ pub(super) fn levels_of(dir: &Path, process: usize, worker: u64) -> Vec<u64> {
         .collect();
     levels.sort_unstable_by(|a, b| b.cmp(a));
     levels
+}
+
+/// How the run that wrote the checkpoint in `dir` was made, as process `process` sees it: its
+/// workers in all (a part's header says), and its workers in each process (the workers of
+/// this process's parts). `None` when this process has no part there.
+pub(super) fn layout(dir: &Path, process: usize) -> Option<(u64, u64)> {
+    let mut workers: Vec<u64> = std::fs::read_dir(process_dir(dir, process))
+        .ok()?
+        .flatten()
+        .filter_map(|entry| {
+            let name = entry.file_name().into_string().ok()?;
+            let rest = name.strip_prefix("worker-")?.strip_suffix(".ckpt")?;
+            rest.split_once("-level-")?.0.parse().ok()
+        })
+        .collect();
+    workers.sort_unstable();
+    workers.dedup();
+    let first = *workers.first()?;
+    let level = *levels_of(dir, process, first).first()?;
+    let path = process_dir(dir, process).join(file_name(first, level));
+    let mut head = [0u8; 8 + 16];
+    let mut file = std::fs::File::open(path).ok()?;
+    file.read_exact(&mut head).ok()?;
+    let total = u64::from_le_bytes(head[16..24].try_into().ok()?);
+    Some((total, workers.len() as u64))
 }
 
 /// Removes worker `worker`'s files of levels before `level`.

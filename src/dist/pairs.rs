@@ -20,7 +20,9 @@ use std::time::Instant;
 
 use timely::worker::Worker;
 
-use super::checkpoint::{levels_of, read_part, remove_before, write_part, Head, Part, Persistence};
+use super::checkpoint::{
+    layout, levels_of, read_part, remove_before, write_part, Head, Part, Persistence,
+};
 use super::rounds::Rounds;
 use super::search::{all_gather, owner_of, report_level, stop_code, stop_reason};
 use super::{execute_scoped, Connected, Connector, DistError, DistOptions};
@@ -125,7 +127,7 @@ where
     let mut frontier: Vec<u32> = Vec::new();
     match persist.and_then(|p| Some((p, p.resume.as_deref()?))) {
         Some((persist, dir)) => {
-            let part = resume(worker, &mut counts, dir, persist.process, &this)?;
+            let part = resume(worker, &mut counts, dir, persist, &this)?;
             this = part.head;
             for key in part.owned.chunks_exact(width) {
                 owned.insert(key);
@@ -311,10 +313,45 @@ fn resume(
     worker: &mut Worker,
     counts: &mut Rounds,
     dir: &std::path::Path,
-    process: usize,
+    persist: &Persistence,
     expected: &Head,
 ) -> Result<Part, DistError> {
+    let process = persist.process;
     let me = worker.index() as u32;
+    // The run must have the processes and workers of the one that wrote the checkpoint (each
+    // worker reads the part of its own hash range).
+    let peers = worker.peers() as u64;
+    let processes = persist.processes.max(1) as u64;
+    let mismatch = match layout(dir, process) {
+        None => Some(format!(
+            "{}: no part of the checkpoint for process {process} (was it written by a run of \
+             fewer processes, or on another host?); resume with the --processes and \
+             --workers of the run that wrote it (this run has {processes} processes of {} \
+             workers)",
+            dir.display(),
+            peers / processes
+        )),
+        Some((total, here)) if total != peers || here != peers / processes => Some(format!(
+            "{}: the checkpoint was written by a run of {} processes of {here} workers; this \
+             run has {processes} processes of {} workers: resume with the same --processes \
+             and --workers",
+            dir.display(),
+            total / here.max(1),
+            peers / processes
+        )),
+        Some(_) => None,
+    };
+    let gathered = all_gather(counts, worker, &[me, mismatch.is_none() as u32]);
+    if let Some(message) = mismatch {
+        return Err(DistError::Checkpoint(message));
+    }
+    if gathered.iter().any(|r| r[1] == 0) {
+        return Err(DistError::Checkpoint(
+            "another process cannot resume from its part of the checkpoint (see its error): \
+             resume with the same --processes and --workers as the run that wrote it"
+                .into(),
+        ));
+    }
     // Each worker has the level every worker finished writing, and perhaps a later one.
     let mut mine = levels_of(dir, process, expected.worker);
     mine.truncate(2);
