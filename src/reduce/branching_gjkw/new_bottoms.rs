@@ -25,6 +25,7 @@
 //! only to find that nothing splits. Blocks are taken in increasing order, nodes in
 //! increasing order, so the partition depends on nothing but the input.
 
+use super::slice_split::split_under_slices;
 use super::{sign_unstable, split_by_direct, Edges, Scratch, StabiliseScratch, State};
 use crate::reduce::refinement::pack;
 use crate::ts::TAU;
@@ -65,7 +66,7 @@ pub(super) fn stabilise(
 }
 
 /// The pairs (label, constellation) of `x`'s non-inert edges, sorted, into `out`.
-fn pairs_of(s: &State, edges: &Edges, x: u32, out: &mut Vec<u64>) {
+pub(super) fn pairs_of(s: &State, edges: &Edges, x: u32, out: &mut Vec<u64>) {
     out.clear();
     let bx = s.block[x as usize];
     for &(a, y) in edges.out(x) {
@@ -96,10 +97,10 @@ fn check_block(
         }
         return;
     }
-    if !s.tracked[r as usize] {
+    if !s.slices.tracked(r) {
         s.track(edges, r);
     }
-    let pairs = s.num_pairs[r as usize] as usize;
+    let pairs = s.slices.num_pairs(r);
     // Every unchecked bottom node of `r` is in `group`, so this costs at most its length.
     let reference = s.bottoms[r as usize]
         .iter()
@@ -128,16 +129,24 @@ fn check_block(
             return;
         }
     }
-    for &(_, x) in group {
-        if s.new_bottom[x as usize] {
-            pairs_of(s, edges, x, &mut st.pairs);
-            if st.pairs.len() != pairs {
-                s.mark_unstable(r);
-                return;
-            }
+    let mut new_bottoms = std::mem::take(&mut st.direct);
+    new_bottoms.clear();
+    new_bottoms.extend(
+        group
+            .iter()
+            .map(|&(_, x)| x)
+            .filter(|&x| s.new_bottom[x as usize]),
+    );
+    let lacking = new_bottoms.iter().any(|&x| {
+        pairs_of(s, edges, x, &mut st.pairs);
+        st.pairs.len() != pairs
+    });
+    if lacking {
+        split_under_slices(s, edges, scratch, &mut st.slice_split, r, &new_bottoms);
+    } else {
+        for &x in &new_bottoms {
+            s.new_bottom[x as usize] = false;
         }
     }
-    for &(_, x) in group {
-        s.new_bottom[x as usize] = false;
-    }
+    st.direct = new_bottoms;
 }
