@@ -29,18 +29,17 @@
 //! bottom nodes (each at most once) and some blocks get a new pair (tau, their own
 //! constellation). Those blocks are restored node by node ([`new_bottoms`], after the
 //! "stabilise new bottom states" step of Jansen, Groote, Keiren and Wijs, TACAS 2020): a
-//! block that ever needs it keeps its *block–pair slices* (its number of non-inert edges
-//! with each pair, and its number of pairs), so a new bottom node is checked by its own
-//! out-edges alone, and a block splits under its new tau pair as under a constellation.
-//! Only where a new bottom node lacks a pair is the block signed whole (the signatures of
-//! its nodes: the pairs they reach by inert steps), and then it splits.
+//! block that ever needs it keeps its *block–pair slices* ([`slices`]: the lists of its
+//! non-inert edges with each pair, and the list of its pairs), so a new bottom node is
+//! checked by its own out-edges alone, and a block splits under its new tau pair as under a
+//! constellation. Where new bottom nodes lack pairs, the block splits under each slice one of
+//! them lacks, at the cost of the smaller side ([`slice_split`]); whole-block signing (the
+//! signatures of its nodes: the pairs they reach by inert steps) is left to the initial
+//! partition.
 //!
 //! The worst case of the former whole-block signing, a long tau chain over bottom nodes that
 //! split apart one constellation step at a time (`bottom_cascade_chained` in
-//! `scripts/reduce-bench.sh`, tested in `tests/reduce_props.rs`), is linear now. Not yet
-//! O(m log n) in every case: the paper splits under each slice that a new bottom node
-//! misses, at the cost of the smaller side, where this signs the block (it needs the
-//! slices' edge lists, not only their counts).
+//! `scripts/reduce-bench.sh`, tested in `tests/reduce_props.rs`), is linear.
 //!
 //! For divergence-preserving branching bisimulation a divergent node (a contracted tau cycle)
 //! has an extra edge to itself with a label of its own, [`DIVERGENT_LABEL`], never inert.

@@ -6,8 +6,8 @@
 //! constellation) that some node of the block has one for: then every bottom node has the
 //! block's whole set of pairs. A bottom node's pairs are among its block's, so it has them
 //! all exactly when it has as many as the block: the block's number of pairs, kept by the
-//! block–pair slice counts (`State::num_pairs`; a block's slices are counted the first
-//! time it is checked, then kept up to date through its splits and the constellations'). So
+//! block–pair slices (`Slices::num_pairs`; a block's slices are listed the first time it
+//! is checked, then kept up to date through its splits and the constellations'). So
 //! a block is stable again when
 //!
 //! - each new bottom node has as many pairs as the block (checked by its out-edges, once per
@@ -20,10 +20,9 @@
 //!   moved out (as the main split does, at the cost of the smaller side); the parts are
 //!   checked again.
 //!
-//! A block whose new bottom node lacks a pair splits: it is signed whole
-//! ([`super::sign_unstable`]), which checks all its bottom nodes; so a block is never signed
-//! only to find that nothing splits. Blocks are taken in increasing order, nodes in
-//! increasing order, so the partition depends on nothing but the input.
+//! A block whose new bottom nodes lack pairs splits under each slice one of them lacks, at
+//! the cost of the smaller side ([`super::slice_split`]). Blocks are taken in increasing
+//! order, nodes in increasing order, so the partition depends on nothing but the input.
 
 use super::slice_split::split_under_slices;
 use super::{sign_unstable, split_by_direct, Edges, Scratch, StabiliseScratch, State};
@@ -81,8 +80,8 @@ pub(super) fn pairs_of(s: &State, edges: &Edges, x: u32, out: &mut Vec<u64>) {
 
 /// Checks block `r`, whose nodes `group` (pairs (r, node)) lost inert edges: splits it under
 /// its new tau pair where the bottom nodes checked before lack it (the parts are checked
-/// again), checks its new bottom nodes against the block's number of pairs, and marks it to
-/// be signed whole where one lacks a pair.
+/// again), checks its new bottom nodes against the block's number of pairs, and splits it
+/// under the slices they lack where one lacks a pair.
 fn check_block(
     s: &mut State,
     edges: &Edges,
