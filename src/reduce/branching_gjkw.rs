@@ -29,18 +29,17 @@
 //! bottom nodes (each at most once) and some blocks get a new pair (tau, their own
 //! constellation). Those blocks are restored node by node ([`new_bottoms`], after the
 //! "stabilise new bottom states" step of Jansen, Groote, Keiren and Wijs, TACAS 2020): a
-//! block that ever needs it keeps its *block–pair slices* (its number of non-inert edges
-//! with each pair, and its number of pairs), so a new bottom node is checked by its own
-//! out-edges alone, and a block splits under its new tau pair as under a constellation.
-//! Only where a new bottom node lacks a pair is the block signed whole (the signatures of
-//! its nodes: the pairs they reach by inert steps), and then it splits.
+//! block that ever needs it keeps its *block–pair slices* ([`slices`]: the lists of its
+//! non-inert edges with each pair, and the list of its pairs), so a new bottom node is
+//! checked by its own out-edges alone, and a block splits under its new tau pair as under a
+//! constellation. Where new bottom nodes lack pairs, the block splits under each slice one of
+//! them lacks, at the cost of the smaller side ([`slice_split`]); whole-block signing (the
+//! signatures of its nodes: the pairs they reach by inert steps) is left to the initial
+//! partition.
 //!
 //! The worst case of the former whole-block signing, a long tau chain over bottom nodes that
 //! split apart one constellation step at a time (`bottom_cascade_chained` in
-//! `scripts/reduce-bench.sh`, tested in `tests/reduce_props.rs`), is linear now. Not yet
-//! O(m log n) in every case: the paper splits under each slice that a new bottom node
-//! misses, at the cost of the smaller side, where this signs the block (it needs the
-//! slices' edge lists, not only their counts).
+//! `scripts/reduce-bench.sh`, tested in `tests/reduce_props.rs`), is linear.
 //!
 //! For divergence-preserving branching bisimulation a divergent node (a contracted tau cycle)
 //! has an extra edge to itself with a label of its own, [`DIVERGENT_LABEL`], never inert.
@@ -50,9 +49,12 @@
 //! any case.
 
 mod new_bottoms;
+mod slice_split;
+mod slices;
 
 use super::blocks::Blocks;
 use rustc_hash::FxHashMap;
+use slices::Slices;
 
 use super::refinement::{pack, Partition};
 use crate::ts::{Label, TAU};
@@ -66,9 +68,12 @@ struct Edges {
     /// target): tau first, the divergence edge last.
     out_first: Vec<usize>,
     out: Vec<(Label, u32)>,
-    /// Node `y`'s in-edges `(label, source)`, sorted: tau first.
+    /// Per edge (an index into `out`): its source.
+    source: Vec<u32>,
+    /// Node `y`'s in-edges `(label, source)`, sorted: tau first; and their indices into `out`.
     in_first: Vec<usize>,
     inn: Vec<(Label, u32)>,
+    inn_edge: Vec<u32>,
 }
 
 impl Edges {
@@ -94,21 +99,28 @@ impl Edges {
         }
         let in_first = in_count;
         let mut fill = in_first.clone();
-        let mut inn = vec![(0, 0); out.len()];
+        let mut triples = vec![(0, 0, 0); out.len()];
+        let mut source = vec![0; out.len()];
         for x in 0..n as u32 {
-            for &(a, y) in &out[out_first[x as usize]..out_first[x as usize + 1]] {
-                inn[fill[y as usize]] = (a, x);
+            for e in out_first[x as usize]..out_first[x as usize + 1] {
+                let (a, y) = out[e];
+                triples[fill[y as usize]] = (a, x, e as u32);
                 fill[y as usize] += 1;
+                source[e] = x;
             }
         }
         for y in 0..n {
-            inn[in_first[y]..in_first[y + 1]].sort_unstable();
+            triples[in_first[y]..in_first[y + 1]].sort_unstable();
         }
+        let inn = triples.iter().map(|&(a, x, _)| (a, x)).collect();
+        let inn_edge = triples.iter().map(|&(_, _, e)| e).collect();
         Edges {
             out_first,
             out,
+            source,
             in_first,
             inn,
+            inn_edge,
         }
     }
 
@@ -126,6 +138,20 @@ impl Edges {
             .iter()
             .take_while(|&&(a, _)| a == TAU)
             .map(|&(_, y)| y)
+    }
+
+    /// The index into `out` of the edge `x -a-> y` at `out(x)[k]`.
+    fn index(&self, x: u32, k: usize) -> u32 {
+        (self.out_first[x as usize] + k) as u32
+    }
+
+    /// The in-edges of `y` with their indices into `out`: `(label, source, index)`.
+    fn inn_indexed(&self, y: u32) -> impl Iterator<Item = (Label, u32, u32)> + '_ {
+        let range = self.in_first[y as usize]..self.in_first[y as usize + 1];
+        self.inn[range.clone()]
+            .iter()
+            .zip(&self.inn_edge[range])
+            .map(|(&(a, x), &e)| (a, x, e))
     }
 
     /// The tau predecessors of `y`.
@@ -164,15 +190,12 @@ struct State {
     pending: Vec<u32>,
     /// Per node: a bottom node not yet checked against its block's pairs.
     new_bottom: Vec<bool>,
-    /// The block–pair slices: per block and pair (label, constellation) its number of
-    /// non-inert edges with that pair, where positive; per block, its number of such pairs.
-    /// Kept only for the *tracked* blocks: those checked once (and their parts), so that a
-    /// refinement that never makes new bottom nodes does not pay for it.
-    slices: FxHashMap<(u32, u64), u32>,
-    num_pairs: Vec<u32>,
-    tracked: Vec<bool>,
-    /// Scratch for [`State::carve`]: the pairs of the moved edges.
-    moved_pairs: Vec<u64>,
+    /// The block–pair slices of the tracked blocks (those checked once, and their parts).
+    slices: Slices,
+    /// Scratch for [`State::carve`] and [`State::track`]: (pair, edge) of the moved edges,
+    /// and a run of edges.
+    moved: Vec<(u64, u32)>,
+    run: Vec<u32>,
 }
 
 impl State {
@@ -206,66 +229,21 @@ impl State {
         }
     }
 
-    /// `k` more non-inert edges from block `b` with `pair`.
-    fn slice_add(&mut self, b: u32, pair: u64, k: u32) {
-        let count = self.slices.entry((b, pair)).or_insert(0);
-        if *count == 0 {
-            self.num_pairs[b as usize] += 1;
-        }
-        *count += k;
-    }
-
-    /// `k` non-inert edges less from block `b` with `pair`.
-    fn slice_remove(&mut self, b: u32, pair: u64, k: u32) {
-        let count = self
-            .slices
-            .get_mut(&(b, pair))
-            .expect("a counted non-inert edge");
-        *count -= k;
-        if *count == 0 {
-            self.slices.remove(&(b, pair));
-            self.num_pairs[b as usize] -= 1;
-        }
-    }
-
-    /// Moves the non-inert edges with the sorted `pairs` (one entry per edge) from block
-    /// `from` to block `to`, one update per distinct pair.
-    fn slices_move(&mut self, from: u32, to: u32, pairs: &[u64]) {
-        let mut at = 0;
-        while at < pairs.len() {
-            let pair = pairs[at];
-            let mut upto = at + 1;
-            while upto < pairs.len() && pairs[upto] == pair {
-                upto += 1;
-            }
-            let k = (upto - at) as u32;
-            self.slice_remove(from, pair, k);
-            self.slice_add(to, pair, k);
-            at = upto;
-        }
-    }
-
-    /// Counts the slices of block `b` (not tracked yet) and tracks it from now on.
+    /// Lists the slices of block `b` (not tracked yet) and tracks it from now on.
     fn track(&mut self, edges: &Edges, b: u32) {
-        let mut pairs = std::mem::take(&mut self.moved_pairs);
-        pairs.clear();
+        let mut moved = std::mem::take(&mut self.moved);
+        moved.clear();
         for &x in self.parts.members(b) {
-            for &(a, y) in edges.out(x) {
-                pairs.extend(self.non_inert_pair(x, a, y));
+            for (k, &(a, y)) in edges.out(x).iter().enumerate() {
+                if let Some(pair) = self.non_inert_pair(x, a, y) {
+                    moved.push((pair, edges.index(x, k)));
+                }
             }
         }
-        pairs.sort_unstable();
-        let mut at = 0;
-        while at < pairs.len() {
-            let mut upto = at + 1;
-            while upto < pairs.len() && pairs[upto] == pairs[at] {
-                upto += 1;
-            }
-            self.slice_add(b, pairs[at], (upto - at) as u32);
-            at = upto;
-        }
-        self.moved_pairs = pairs;
-        self.tracked[b as usize] = true;
+        moved.sort_unstable();
+        self.slices.set_tracked(b);
+        self.slices.insert_runs(b, &moved, &mut self.run);
+        self.moved = moved;
     }
 
     /// The pair of edge `x -a-> y` when it is non-inert.
@@ -295,20 +273,21 @@ impl State {
     fn carve(&mut self, edges: &Edges, r: u32, group: &[u32]) -> u32 {
         debug_assert!(!group.is_empty() && (group.len() as u32) < self.size(r));
         let fresh = self.parts.first.len() as u32;
-        let mut moved = std::mem::take(&mut self.moved_pairs);
+        let tracked = self.slices.tracked(r);
+        let mut moved = std::mem::take(&mut self.moved);
         moved.clear();
-        if self.tracked[r as usize] {
+        if tracked {
             for &x in group {
-                for &(a, y) in edges.out(x) {
-                    moved.extend(self.non_inert_pair(x, a, y));
+                for (k, &(a, y)) in edges.out(x).iter().enumerate() {
+                    if let Some(pair) = self.non_inert_pair(x, a, y) {
+                        moved.push((pair, edges.index(x, k)));
+                    }
                 }
             }
         }
         moved.sort_unstable();
         self.parts.carve(r, group, fresh);
-        self.num_pairs.push(0);
-        let tracked = self.tracked[r as usize];
-        self.tracked.push(tracked);
+        self.slices.push_block(tracked);
         self.bottoms.push(Vec::new());
         self.unstable_mark.push(false);
         let c = self.constellation[r as usize];
@@ -331,34 +310,43 @@ impl State {
                 self.add_bottom(x);
             }
         }
-        self.slices_move(r, fresh, &moved);
-        self.moved_pairs = moved;
-        // The tau edges between the group and the rest of `r`, now non-inert.
-        let tau_c = pack(TAU, c);
-        let (mut out_cut, mut in_cut) = (0, 0);
+        self.slices.relocate_runs(r, fresh, &moved, &mut self.run);
+        // The tau edges between the group and the rest of `r`, now non-inert: from the group
+        // (into `moved`) and into it (into `run`).
+        moved.clear();
+        self.run.clear();
         for &x in group {
-            for y in edges.tau_out(x) {
+            for (k, &(a, y)) in edges.out(x).iter().enumerate() {
+                if a != TAU {
+                    break;
+                }
                 if self.block[y as usize] == r {
                     self.lose_inert_edge(x);
-                    out_cut += 1;
+                    moved.push((0, edges.index(x, k)));
                 }
             }
-            for w in edges.tau_in(x) {
+            for (a, w, e) in edges.inn_indexed(x) {
+                if a != TAU {
+                    break;
+                }
                 if self.block[w as usize] == r {
                     self.lose_inert_edge(w);
-                    in_cut += 1;
+                    self.run.push(e);
                 }
             }
         }
-        if !tracked {
-            return fresh;
+        if tracked {
+            let tau_c = pack(TAU, c);
+            let in_cut = std::mem::take(&mut self.run);
+            self.slices.insert(r, tau_c, &in_cut);
+            self.run = in_cut;
+            self.run.clear();
+            self.run.extend(moved.iter().map(|&(_, e)| e));
+            let out_cut = std::mem::take(&mut self.run);
+            self.slices.insert(fresh, tau_c, &out_cut);
+            self.run = out_cut;
         }
-        if out_cut > 0 {
-            self.slice_add(fresh, tau_c, out_cut);
-        }
-        if in_cut > 0 {
-            self.slice_add(r, tau_c, in_cut);
-        }
+        self.moved = moved;
         fresh
     }
 
@@ -434,10 +422,9 @@ pub(crate) fn refine(mut p: Partition) -> Partition {
         unstable_mark: vec![false; count],
         pending: Vec::new(),
         new_bottom: vec![false; n],
-        slices: FxHashMap::default(),
-        num_pairs: vec![0; count],
-        tracked: vec![false; count],
-        moved_pairs: Vec::new(),
+        slices: Slices::new(count, edges.out.len()),
+        moved: Vec::new(),
+        run: Vec::new(),
     };
     for b in (0..count as u32).rev() {
         s.mark_unstable(b);
@@ -461,10 +448,11 @@ pub(crate) fn refine(mut p: Partition) -> Partition {
         reference: Vec::new(),
         pairs: Vec::new(),
         direct: Vec::new(),
+        slice_split: slice_split::SliceSplitScratch::new(n),
     };
     new_bottoms::stabilise(&mut s, &edges, &mut scratch, &mut stabilise_scratch);
     let mut incoming: Vec<(Label, u32)> = Vec::new();
-    let mut sources: Vec<(u32, Label)> = Vec::new();
+    let mut sources: Vec<(u32, Label, u32)> = Vec::new();
     let mut group: Vec<(u32, u32)> = Vec::new();
     let mut direct: Vec<u32> = Vec::new();
     while let Some(&c) = s.nontrivial.last() {
@@ -486,35 +474,33 @@ pub(crate) fn refine(mut p: Partition) -> Partition {
         s.constellation_blocks.push(vec![splitter]);
         s.constellation[splitter as usize] = own;
         s.constellation_pos[splitter as usize] = 0;
-        // The non-inert edges into the splitter, by label then source.
+        // The non-inert edges into the splitter, by label then source; those from tracked
+        // blocks (by block, label, edge) move from the old constellation's slices to the new.
         incoming.clear();
+        sources.clear();
         for &y in s.members(splitter) {
-            for &(a, x) in edges.inn(y) {
-                if !(a == TAU && s.block[x as usize] == splitter) {
+            for (a, x, e) in edges.inn_indexed(y) {
+                let bx = s.block[x as usize];
+                if !(a == TAU && bx == splitter) {
                     incoming.push((a, x));
+                    if s.slices.tracked(bx) {
+                        sources.push((bx, a, e));
+                    }
                 }
             }
         }
-        // Their slices move from the old constellation to the new one.
-        sources.clear();
-        sources.extend(
-            incoming
-                .iter()
-                .map(|&(a, x)| (s.block[x as usize], a))
-                .filter(|&(b, _)| s.tracked[b as usize]),
-        );
         sources.sort_unstable();
         let mut at = 0;
         while at < sources.len() {
-            let (b, a) = sources[at];
-            let mut upto = at + 1;
-            while upto < sources.len() && sources[upto] == (b, a) {
-                upto += 1;
+            let (b, a, _) = sources[at];
+            s.run.clear();
+            while at < sources.len() && (sources[at].0, sources[at].1) == (b, a) {
+                s.run.push(sources[at].2);
+                at += 1;
             }
-            let k = (upto - at) as u32;
-            s.slice_remove(b, pack(a, c), k);
-            s.slice_add(b, pack(a, own), k);
-            at = upto;
+            let run = std::mem::take(&mut s.run);
+            s.slices.relocate(b, pack(a, c), b, pack(a, own), &run);
+            s.run = run;
         }
         incoming.sort_unstable();
         incoming.dedup();
@@ -749,6 +735,8 @@ struct StabiliseScratch {
     reference: Vec<u64>,
     pairs: Vec<u64>,
     direct: Vec<u32>,
+    /// For the splits of a block under the slices its new bottom nodes lack.
+    slice_split: slice_split::SliceSplitScratch,
 }
 
 /// Stabilises every block marked unstable under every constellation: splits it by its

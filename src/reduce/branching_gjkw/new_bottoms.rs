@@ -6,8 +6,8 @@
 //! constellation) that some node of the block has one for: then every bottom node has the
 //! block's whole set of pairs. A bottom node's pairs are among its block's, so it has them
 //! all exactly when it has as many as the block: the block's number of pairs, kept by the
-//! block–pair slice counts (`State::num_pairs`; a block's slices are counted the first
-//! time it is checked, then kept up to date through its splits and the constellations'). So
+//! block–pair slices (`Slices::num_pairs`; a block's slices are listed the first time it
+//! is checked, then kept up to date through its splits and the constellations'). So
 //! a block is stable again when
 //!
 //! - each new bottom node has as many pairs as the block (checked by its out-edges, once per
@@ -20,11 +20,11 @@
 //!   moved out (as the main split does, at the cost of the smaller side); the parts are
 //!   checked again.
 //!
-//! A block whose new bottom node lacks a pair splits: it is signed whole
-//! ([`super::sign_unstable`]), which checks all its bottom nodes; so a block is never signed
-//! only to find that nothing splits. Blocks are taken in increasing order, nodes in
-//! increasing order, so the partition depends on nothing but the input.
+//! A block whose new bottom nodes lack pairs splits under each slice one of them lacks, at
+//! the cost of the smaller side ([`super::slice_split`]). Blocks are taken in increasing
+//! order, nodes in increasing order, so the partition depends on nothing but the input.
 
+use super::slice_split::split_under_slices;
 use super::{sign_unstable, split_by_direct, Edges, Scratch, StabiliseScratch, State};
 use crate::reduce::refinement::pack;
 use crate::ts::TAU;
@@ -65,7 +65,7 @@ pub(super) fn stabilise(
 }
 
 /// The pairs (label, constellation) of `x`'s non-inert edges, sorted, into `out`.
-fn pairs_of(s: &State, edges: &Edges, x: u32, out: &mut Vec<u64>) {
+pub(super) fn pairs_of(s: &State, edges: &Edges, x: u32, out: &mut Vec<u64>) {
     out.clear();
     let bx = s.block[x as usize];
     for &(a, y) in edges.out(x) {
@@ -80,8 +80,8 @@ fn pairs_of(s: &State, edges: &Edges, x: u32, out: &mut Vec<u64>) {
 
 /// Checks block `r`, whose nodes `group` (pairs (r, node)) lost inert edges: splits it under
 /// its new tau pair where the bottom nodes checked before lack it (the parts are checked
-/// again), checks its new bottom nodes against the block's number of pairs, and marks it to
-/// be signed whole where one lacks a pair.
+/// again), checks its new bottom nodes against the block's number of pairs, and splits it
+/// under the slices they lack where one lacks a pair.
 fn check_block(
     s: &mut State,
     edges: &Edges,
@@ -96,10 +96,10 @@ fn check_block(
         }
         return;
     }
-    if !s.tracked[r as usize] {
+    if !s.slices.tracked(r) {
         s.track(edges, r);
     }
-    let pairs = s.num_pairs[r as usize] as usize;
+    let pairs = s.slices.num_pairs(r);
     // Every unchecked bottom node of `r` is in `group`, so this costs at most its length.
     let reference = s.bottoms[r as usize]
         .iter()
@@ -128,16 +128,24 @@ fn check_block(
             return;
         }
     }
-    for &(_, x) in group {
-        if s.new_bottom[x as usize] {
-            pairs_of(s, edges, x, &mut st.pairs);
-            if st.pairs.len() != pairs {
-                s.mark_unstable(r);
-                return;
-            }
+    let mut new_bottoms = std::mem::take(&mut st.direct);
+    new_bottoms.clear();
+    new_bottoms.extend(
+        group
+            .iter()
+            .map(|&(_, x)| x)
+            .filter(|&x| s.new_bottom[x as usize]),
+    );
+    let lacking = new_bottoms.iter().any(|&x| {
+        pairs_of(s, edges, x, &mut st.pairs);
+        st.pairs.len() != pairs
+    });
+    if lacking {
+        split_under_slices(s, edges, scratch, &mut st.slice_split, r, &new_bottoms);
+    } else {
+        for &x in &new_bottoms {
+            s.new_bottom[x as usize] = false;
         }
     }
-    for &(_, x) in group {
-        s.new_bottom[x as usize] = false;
-    }
+    st.direct = new_bottoms;
 }
