@@ -363,7 +363,9 @@ impl Evaluator {
             return Ok(());
         };
         let mut env = Env::new();
-        let ev = self.eval(&pre.event, &mut env)?;
+        let ev = self
+            .eval(&pre.event, &mut env)
+            .map_err(|e| self.dotted_range_error_deferred(e, &[], &pre.event))?;
         let Some(Value::Chan(c)) = ev.atoms().first().cloned() else {
             return Err(self.err(
                 pre.event.span,
@@ -373,19 +375,26 @@ impl Evaluator {
         };
         let mut atoms = ev.atoms().to_vec();
         let mut span = pre.event.span;
-        self.check_partial_event(&atoms, span)?;
+        self.check_partial_event(&atoms, span)
+            .map_err(|e| self.range_error_deferred(e, c, &atoms))?;
         for f in &pre.fields {
             match f {
                 Field::Output(e) => {
-                    let v = self.eval(e, &mut env)?;
+                    let v = self
+                        .eval(e, &mut env)
+                        .map_err(|err| self.dotted_range_error_deferred(err, &atoms, e))?;
                     atoms.extend_from_slice(v.atoms());
                     span = e.span;
-                    self.check_partial_event(&atoms, span)?;
+                    self.check_partial_event(&atoms, span)
+                        .map_err(|e| self.range_error_deferred(e, c, &atoms))?;
                 }
                 Field::Input(..) | Field::NondetInput(..) => return Ok(()),
             }
         }
-        if !self.validate_event(&atoms, span)? {
+        let complete = self
+            .validate_event(&atoms, span)
+            .map_err(|e| self.range_error_deferred(e, c, &atoms))?;
+        if !complete {
             let fields = self.chan_fields(c)?;
             return Err(self.err(
                 span,
@@ -400,5 +409,86 @@ impl Evaluator {
             ));
         }
         Ok(())
+    }
+
+    /// `e`, an error of the event `atoms` (headed by channel `c`) of a closed prefix, made
+    /// an evaluation error when what is wrong is only a value outside its field's set while
+    /// of the field's type (`c!5` with `channel c : {0..3}`). FDR's type checker accepts
+    /// such a prefix (5 is an Int), and evaluation reports it only if it performs the
+    /// event; so does weft: the load skips evaluation errors of closed prefixes, and the
+    /// search meets the error where it reaches the prefix. A value of another type
+    /// (`c!true`) or too many fields stay errors of the load.
+    fn range_error_deferred(&self, mut e: CspError, c: u32, atoms: &[Value]) -> CspError {
+        if e.kind == ErrorKind::Type && self.only_out_of_range(c, atoms).unwrap_or(false) {
+            e.kind = ErrorKind::Eval;
+        }
+        e
+    }
+
+    /// `e`, the error of evaluating `expr` (the event of a closed prefix, or an output after
+    /// the atoms `before`), made an evaluation error when it is one of a value outside its
+    /// field's set (see [`Evaluator::range_error_deferred`]) met while the dotted value was
+    /// built (`c.4`, `c!X.5`): the parts of the dot are evaluated one by one and the event
+    /// they make is judged as a whole.
+    fn dotted_range_error_deferred(&self, e: CspError, before: &[Value], expr: &Expr) -> CspError {
+        if e.kind != ErrorKind::Type {
+            return e;
+        }
+        let mut parts = Vec::new();
+        expr::flatten_dots(expr, &mut parts);
+        let mut atoms = before.to_vec();
+        let mut env = Env::new();
+        for part in parts {
+            match self.eval(part, &mut env) {
+                Ok(v) => atoms.extend_from_slice(v.atoms()),
+                Err(_) => return e,
+            }
+        }
+        match atoms.first() {
+            Some(Value::Chan(c)) => {
+                let c = *c;
+                self.range_error_deferred(e, c, &atoms)
+            }
+            _ => e,
+        }
+    }
+
+    /// Whether the invalid event `atoms` (headed by channel `c`) has at most as many fields
+    /// as the channel, at least one complete field outside its set, and every such field of
+    /// the coarse type of its set's members.
+    fn only_out_of_range(&self, c: u32, atoms: &[Value]) -> EResult<bool> {
+        let fields = self.chan_fields(c)?;
+        let groups = self.typed_groups(c, &atoms[1..])?;
+        if groups.len() > fields.len() {
+            return Ok(false);
+        }
+        let mut outside = false;
+        for ((v, complete), f) in groups.iter().zip(fields.iter()) {
+            if !complete || self.field_contains(f, v)? {
+                continue;
+            }
+            if !self.of_field_type(f, v) {
+                return Ok(false);
+            }
+            outside = true;
+        }
+        Ok(outside)
+    }
+
+    /// Whether `v` has the coarse type ([`Evaluator::kind_of`]) of the members of the
+    /// field set `f` (false when that cannot be told: an empty set, a set of mixed kinds).
+    fn of_field_type(&self, f: &FieldSet, v: &Value) -> bool {
+        let kind = self.kind_of(v);
+        match f {
+            FieldSet::Finite(set) => {
+                !set.is_empty() && set.iter().all(|m| self.kind_of(m) == kind)
+            }
+            FieldSet::DataType(d) => kind == (6, *d),
+            FieldSet::Infinite(inf) => match &**inf {
+                InfSet::Ints(_) => kind == (0, 0),
+                InfSet::Chars => kind == (10, 0),
+                _ => false,
+            },
+        }
     }
 }

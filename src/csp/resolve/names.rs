@@ -17,10 +17,8 @@ pub const COMPRESSIONS: [&str; crate::reduce::compressions::NAMES.len()] = {
 };
 
 /// FDR built-ins that weft does not support, with the reason given to users.
-const UNSUPPORTED_BUILTINS: &[(&str, &str)] = &[
-    ("Event", "the type name `Event`"),
-    ("WEAK_BUFFER", "the built-in process `WEAK_BUFFER`"),
-];
+const UNSUPPORTED_BUILTINS: &[(&str, &str)] =
+    &[("WEAK_BUFFER", "the built-in process `WEAK_BUFFER`")];
 
 /// FDR's `external` functions that weft does not have, with what they are. FDR's manual does
 /// not define their semantics (they serve FDR's own checks: determinisation and the watchdog
@@ -227,6 +225,16 @@ impl Resolver<'_> {
                     "the external function `{name}` ({what}) is outside weft's CSPm subset \
                      (FDR's manual does not define it)"
                 ),
+            ));
+        }
+        if &**name == "Event" {
+            // a type (of type annotations), as in FDR, where `Events` is the set
+            return Err(RawError::new(
+                span,
+                ErrorKind::UnknownName,
+                "`Event` is the type of events, which is no value: it is written only in type \
+                 annotations (`f :: (Event) -> Bool`); the set of all events is `Events`"
+                    .to_string(),
             ));
         }
         if let Some((_, what)) = UNSUPPORTED_BUILTINS.iter().find(|(n, _)| *n == &**name) {
