@@ -22,7 +22,10 @@
 //! A distributed run shares the search among its processes through [`SharedPairSearch`],
 //! which `dist` implements and the CLI hands in ([`SystemOptions::distributed`]): the pairs
 //! travel as keys ([`crate::explore::keyed`]), of one `u64` or of the node and a wider
-//! encoding, so `refine` knows nothing of processes.
+//! encoding, so `refine` knows nothing of processes. A check that fails there is searched
+//! again by the processes, numbering the pairs as the engine does (an antichain kept by the
+//! owner of each implementation state, [`Antichained`]), and the path to the least violation
+//! they rebuild is replayed here ([`search_product_witness_shared`], [`replay_witness`]).
 
 #![forbid(unsafe_code)]
 
