@@ -20,6 +20,10 @@
 //! checkpoints or resumes from one (module [`checkpoint`]: each worker writes its own part
 //! at a level boundary all agree on).
 //!
+//! A check's product search (module [`pairs`]) keeps its pairs compactly in the same way; a
+//! check that fails is searched again numbering its pairs, as above (module `witnessed`),
+//! and the path to its least violation comes back from the owners' parent records.
+//!
 //! The ids are so the canonical ids of the threaded explorer ([`crate::explore::engine`]):
 //! new states of a level are numbered in the order of their least keys. Counts, levels,
 //! deadlocks and the shortest deadlock trace (rebuilt from the owners' parent records, then

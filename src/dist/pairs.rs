@@ -9,7 +9,8 @@
 //! the search. A level is two rounds, as in the count-only exploration: expand and send each
 //! successor pair to its owner; then an all-gather of the counts and of whether some worker
 //! met a violation. The search ends at the end of the first level with one (nothing else:
-//! the counterexample is searched for by the caller), or when a level adds nothing.
+//! the caller then searches again for the counterexample, with [`PairOptions::witness_path`]),
+//! or when a level adds nothing.
 //!
 //! [`ClusterPairSearch`] offers the search to `refine` (which knows nothing of `dist`)
 //! through its [`SharedPairSearch`] trait.

@@ -22,7 +22,10 @@
 //! A distributed run shares the search among its processes through [`SharedPairSearch`],
 //! which `dist` implements and the CLI hands in ([`SystemOptions::distributed`]): the pairs
 //! travel as keys ([`crate::explore::keyed`]), of one `u64` or of the node and a wider
-//! encoding, so `refine` knows nothing of processes.
+//! encoding, so `refine` knows nothing of processes. A check that fails there is searched
+//! again by the processes, numbering the pairs as the engine does (an antichain kept by the
+//! owner of each implementation state, [`Antichained`]), and the path to the least violation
+//! they rebuild is replayed here ([`search_product_witness_shared`], [`replay_witness`]).
 
 #![forbid(unsafe_code)]
 
@@ -363,6 +366,16 @@ impl KeyedProduct for Antichained<'_, '_> {
     }
 }
 
+/// The key a search gives a pair (or a state) of a system replayed here.
+type KeyOf<'a, S> = dyn Fn(&S) -> Vec<u32> + 'a;
+
+/// The key a search gives a pair of a normal form and `I`.
+type PairKeyOf<'a, I> = KeyOf<'a, (u32, <I as TransitionSystem>::State)>;
+
+/// A path replayed on a system: its steps `(label, state reached)`, and the violation that
+/// expanding its last state finds.
+pub(crate) type Replayed<D> = (Vec<(Label, <D as Driven>::State)>, <D as Driven>::Witness);
+
 /// What the processes of a distributed run found for a failing check, replayed in this
 /// process.
 pub(crate) struct SharedWitness<S> {
@@ -400,42 +413,42 @@ pub(crate) fn search_product_witness_shared<I: TransitionSystem>(
         let spec_sets = nf.num_sets() as u64;
         search_witness_shared(product, kind, spec_sets, bits, system_opts, opts, stop)
     };
-    let (found, key_of): (_, Box<dyn Fn(&(u32, I::State)) -> Vec<u32> + '_>) =
-        match Packed::new(imp).filter(|p| nodes_fit(nf, p.bits())) {
-            Some(packed) => {
-                let product =
-                    Product::new(nf, events, &packed, model, stop).limited_to(opts.max_states);
-                let (bits, width) = (packed.bits(), packed.width());
-                let keys = PackedKeys {
-                    product: &product,
-                    bits,
-                };
-                let key_of = move |(node, state): &(u32, I::State)| {
-                    let mut words = [0u32; 2];
-                    imp.encode_state(state, &mut words[..width]);
-                    let packed = crate::explore::compact::pack(&words[..width]);
-                    pair_key(bits, (*node, packed))
-                        .map_or_else(Vec::new, |k| crate::explore::keyed::split(k).to_vec())
-                };
-                (searched(&keys, bits)?, Box::new(key_of))
-            }
-            None => {
-                let product =
-                    Product::new(nf, events, imp, model, stop).limited_to(opts.max_states);
-                let Some(keys) = EncodedKeys::new(&product, imp) else {
-                    return Ok(None);
-                };
-                let width = keys.key_width();
-                let found = searched(&keys, 0)?;
-                let key_of = move |(node, state): &(u32, I::State)| {
-                    let mut key = vec![0u32; width];
-                    key[0] = *node;
-                    imp.encode_state(state, &mut key[1..]);
-                    key
-                };
-                (found, Box::new(key_of))
-            }
-        };
+    let (found, key_of): (_, Box<PairKeyOf<'_, I>>) = match Packed::new(imp)
+        .filter(|p| nodes_fit(nf, p.bits()))
+    {
+        Some(packed) => {
+            let product =
+                Product::new(nf, events, &packed, model, stop).limited_to(opts.max_states);
+            let (bits, width) = (packed.bits(), packed.width());
+            let keys = PackedKeys {
+                product: &product,
+                bits,
+            };
+            let key_of = move |(node, state): &(u32, I::State)| {
+                let mut words = [0u32; 2];
+                imp.encode_state(state, &mut words[..width]);
+                let packed = crate::explore::compact::pack(&words[..width]);
+                pair_key(bits, (*node, packed))
+                    .map_or_else(Vec::new, |k| crate::explore::keyed::split(k).to_vec())
+            };
+            (searched(&keys, bits)?, Box::new(key_of))
+        }
+        None => {
+            let product = Product::new(nf, events, imp, model, stop).limited_to(opts.max_states);
+            let Some(keys) = EncodedKeys::new(&product, imp) else {
+                return Ok(None);
+            };
+            let width = keys.key_width();
+            let found = searched(&keys, 0)?;
+            let key_of = move |(node, state): &(u32, I::State)| {
+                let mut key = vec![0u32; width];
+                key[0] = *node;
+                imp.encode_state(state, &mut key[1..]);
+                key
+            };
+            (found, Box::new(key_of))
+        }
+    };
     let Some(search) = found else {
         return Ok(None);
     };
@@ -495,7 +508,7 @@ pub(crate) fn replay_witness<D: Driven>(
     system: &D,
     witness: &PairWitness,
     key_of: &dyn Fn(&D::State) -> Vec<u32>,
-) -> Result<(Vec<(Label, D::State)>, D::Witness), RefineError> {
+) -> Result<Replayed<D>, RefineError> {
     let failed = |what: String| {
         RefineError::ReplayFailed(format!(
             "the path rebuilt by the processes of the distributed run {what}"

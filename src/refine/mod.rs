@@ -441,7 +441,8 @@ pub struct SystemOptions {
     /// has a canonical encoding of at most two words and the model is traces, failures or
     /// failures-divergences: each call connects once (every process of the run makes the same
     /// checks in the same order). As with [`SystemOptions::compact`], a check that holds ends
-    /// there and one that fails is searched again in this process for its counterexample.
+    /// there; one that fails is searched again by the processes together, numbering the pairs
+    /// as the engine does, and its counterexample is rebuilt from their parent records.
     /// Other checks run in every process alike. `dist` makes the searches (the CLI hands
     /// them in: `refine` knows nothing of processes).
     pub distributed: Option<SharedSearches>,
