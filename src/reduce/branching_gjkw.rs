@@ -68,8 +68,6 @@ struct Edges {
     /// target): tau first, the divergence edge last.
     out_first: Vec<usize>,
     out: Vec<(Label, u32)>,
-    /// Per edge (an index into `out`): its source.
-    source: Vec<u32>,
     /// Node `y`'s in-edges `(label, source)`, sorted: tau first; and their indices into `out`.
     in_first: Vec<usize>,
     inn: Vec<(Label, u32)>,
@@ -100,13 +98,11 @@ impl Edges {
         let in_first = in_count;
         let mut fill = in_first.clone();
         let mut triples = vec![(0, 0, 0); out.len()];
-        let mut source = vec![0; out.len()];
         for x in 0..n as u32 {
             for e in out_first[x as usize]..out_first[x as usize + 1] {
                 let (a, y) = out[e];
                 triples[fill[y as usize]] = (a, x, e as u32);
                 fill[y as usize] += 1;
-                source[e] = x;
             }
         }
         for y in 0..n {
@@ -117,7 +113,6 @@ impl Edges {
         Edges {
             out_first,
             out,
-            source,
             in_first,
             inn,
             inn_edge,
@@ -138,6 +133,12 @@ impl Edges {
             .iter()
             .take_while(|&&(a, _)| a == TAU)
             .map(|&(_, y)| y)
+    }
+
+    /// The source of edge `e` (an index into `out`), by binary search (for the rare splits
+    /// under one slice: an array would cost 4 bytes per edge).
+    fn source(&self, e: u32) -> u32 {
+        (self.out_first.partition_point(|&first| first <= e as usize) - 1) as u32
     }
 
     /// The index into `out` of the edge `x -a-> y` at `out(x)[k]`.
@@ -287,7 +288,9 @@ impl State {
         }
         moved.sort_unstable();
         self.parts.carve(r, group, fresh);
-        self.slices.push_block(tracked);
+        // A block of one node never splits: its slices are not kept.
+        let fresh_tracked = tracked && group.len() > 1;
+        self.slices.push_block(fresh_tracked);
         self.bottoms.push(Vec::new());
         self.unstable_mark.push(false);
         let c = self.constellation[r as usize];
@@ -310,7 +313,11 @@ impl State {
                 self.add_bottom(x);
             }
         }
-        self.slices.relocate_runs(r, fresh, &moved, &mut self.run);
+        if fresh_tracked {
+            self.slices.relocate_runs(r, fresh, &moved, &mut self.run);
+        } else if tracked {
+            self.slices.remove_runs(r, &moved, &mut self.run);
+        }
         // The tau edges between the group and the rest of `r`, now non-inert: from the group
         // (into `moved`) and into it (into `run`).
         moved.clear();
@@ -343,8 +350,13 @@ impl State {
             self.run.clear();
             self.run.extend(moved.iter().map(|&(_, e)| e));
             let out_cut = std::mem::take(&mut self.run);
-            self.slices.insert(fresh, tau_c, &out_cut);
+            if fresh_tracked {
+                self.slices.insert(fresh, tau_c, &out_cut);
+            }
             self.run = out_cut;
+            if self.size(r) == 1 {
+                self.slices.untrack(r);
+            }
         }
         self.moved = moved;
         fresh

@@ -259,7 +259,7 @@ fn race(
                 }
             }
         } else if slice_at < slice.len() {
-            let x = edges.source[slice[slice_at] as usize];
+            let x = edges.source(slice[slice_at]);
             slice_at += 1;
             if scratch.side[x as usize] == 0 {
                 scratch.side[x as usize] = REACHES;

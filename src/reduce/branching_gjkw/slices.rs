@@ -4,7 +4,8 @@
 //! side (the side that has an edge in it is computed by walking the list, lazily).
 //!
 //! Kept only for the *tracked* blocks (those whose new bottom nodes were checked once, and
-//! their parts), so that a refinement that never makes new bottom nodes does not pay for it.
+//! their parts of more than one node: a single node never splits), so that a refinement that
+//! never makes new bottom nodes does not pay for it.
 //! Every update costs O(1) expected per edge moved (a list position per edge, a pair
 //! position per slice); a block's pairs are listed, so that the slices a block has can be
 //! enumerated at the cost of their number.
@@ -19,7 +20,7 @@ pub(super) struct Slices {
     /// block's list of pairs.
     edges: Vec<Vec<u32>>,
     pair_at: Vec<u32>,
-    /// Slice ids free for reuse (their lists empty, kept for their capacity).
+    /// Slice ids free for reuse (their lists empty).
     free: Vec<u32>,
     /// Per block: the pairs of its slices, in no particular order.
     block_pairs: Vec<Vec<u64>>,
@@ -102,9 +103,11 @@ impl Slices {
         id
     }
 
-    /// Drops the slice `id` of (b, pair), now empty.
+    /// Drops the slice `id` of (b, pair), now empty (its list's memory freed: a slice that
+    /// was large once would keep it otherwise).
     fn drop_slice(&mut self, b: u32, pair: u64, id: u32) {
         debug_assert!(self.edges[id as usize].is_empty());
+        self.edges[id as usize] = Vec::new();
         self.id.remove(&(b, pair));
         let pairs = &mut self.block_pairs[b as usize];
         let at = self.pair_at[id as usize] as usize;
@@ -159,6 +162,21 @@ impl Slices {
     ) {
         self.remove(from, from_pair, es);
         self.insert(to, to_pair, es);
+    }
+
+    /// Stops keeping block `b`'s slices (it has one node left).
+    pub(super) fn untrack(&mut self, b: u32) {
+        for pair in std::mem::take(&mut self.block_pairs[b as usize]) {
+            let id = self.id.remove(&(b, pair)).expect("a slice of the block");
+            self.edges[id as usize] = Vec::new();
+            self.free.push(id);
+        }
+        self.tracked[b as usize] = false;
+    }
+
+    /// Removes the edges of `runs` (pairs (pair, edge), sorted) from block `b`'s slices.
+    pub(super) fn remove_runs(&mut self, b: u32, runs: &[(u64, u32)], scratch: &mut Vec<u32>) {
+        for_each_run(runs, scratch, |pair, es| self.remove(b, pair, es));
     }
 
     /// Adds the edges of `runs` (pairs (pair, edge), sorted) to block `b`'s slices, one
