@@ -150,6 +150,15 @@ impl<L: SectionLock> TermTable<L> {
         }
     }
 
+    /// Garbage collections run so far. A collection runs only in the exclusive section, so
+    /// inside a shared section the number does not change; while it stays the same, an address
+    /// stands for one term (addresses are freed and reused only by a collection's sweep).
+    pub fn collections(&self) -> u64 {
+        // Ordering: Relaxed; read inside a shared section, which the busy-forbidden protocol
+        // orders after every collection that ended before the section began.
+        self.collections.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// The table's counters (per-thread counts are included when their threads flush them:
     /// every 64 insertions, at a collection, and when a thread's handle is dropped).
     pub fn stats(&self) -> TermStats {

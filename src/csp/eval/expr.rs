@@ -511,6 +511,18 @@ impl Evaluator {
         let mut procs: Vec<Proc> = Vec::new();
         let mut alphas: Vec<(EventSet, Proc)> = Vec::new();
         self.for_each(stmts, env, &mut |s, env| {
+            // As many branches as a prefix may offer events: more would take gigabytes to
+            // build, and a state with that many moves (or components) cannot be explored.
+            if procs.len() + alphas.len() >= MAX_EVENTS {
+                return Err(s.err(
+                    span,
+                    ErrorKind::Limit,
+                    format!(
+                        "this replicated operator combines more than {MAX_EVENTS} processes: \
+                         too large to explore"
+                    ),
+                ));
+            }
             let p = s.eval_proc(body, env)?;
             if let RepOp::AlphaParallel(a) = op {
                 alphas.push((s.event_set(a, env)?, p));

@@ -188,6 +188,29 @@ impl Evaluator {
         })
     }
 
+    /// The number of elements of a datatype or of the closure `{| v |}` kept as a description
+    /// (too many to enumerate) when its fields are finite; `None` when it is infinite or
+    /// another kind of set.
+    pub(super) fn described_size(&self, s: &InfSet) -> EResult<Option<u128>> {
+        match s {
+            InfSet::DataType(d) => {
+                let mut total: u128 = 0;
+                for &k in &self.prog.datatypes[*d as usize].ctors {
+                    match self.fields_size(&self.ctor_fields(k)?)? {
+                        Some(n) => total = total.saturating_add(n),
+                        None => return Ok(None),
+                    }
+                }
+                Ok(Some(total))
+            }
+            InfSet::Productions(v) => match self.remaining_fields(v)? {
+                Some(rest) => self.fields_size(&rest),
+                None => Ok(None),
+            },
+            _ => Ok(None),
+        }
+    }
+
     /// True if the set surely has more than [`MAX_COLLECTION`] elements (so it differs from
     /// every finite set weft builds).
     pub(super) fn surely_huge(&self, s: &InfSet) -> EResult<bool> {
@@ -214,7 +237,9 @@ impl Evaluator {
                 Value::Infinite(i) => self.surely_huge(i)?,
                 _ => false,
             },
-            InfSet::DataType(_) | InfSet::Productions(_) => true,
+            InfSet::DataType(_) | InfSet::Productions(_) => self
+                .described_size(s)?
+                .is_none_or(|n| n > MAX_COLLECTION as u128),
             InfSet::Dotted(fields) => {
                 for f in fields.iter() {
                     if !nonempty(f)? {

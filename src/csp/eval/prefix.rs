@@ -48,6 +48,13 @@ impl Evaluator {
                 Ok(Value::Set(out.into()))
             }
             Some(Value::Ctor(k)) => {
+                // Too many values to enumerate (the datatype may still be enumerated): kept
+                // as a description, as for channels.
+                if let Some(rest) = self.remaining_fields(v)? {
+                    if matches!(self.fields_size(&rest)?, Some(n) if n > MAX_EVENTS as u128) {
+                        return Ok(InfSet::Productions(v.clone()).value());
+                    }
+                }
                 let dt = self.prog.ctors[*k as usize].datatype;
                 let Value::Set(all) = self.datatype_value(dt)? else {
                     return self.lazy_productions(v, span);

@@ -89,7 +89,7 @@ impl Semantics {
                 return Ok(());
             }
             if passed.len().is_multiple_of(STOP_LOOK_STEPS) {
-                if let Some(reason) = self.stop.lock().reason() {
+                if let Some(reason) = self.enc.stop.lock().reason() {
                     return Err(CspError::unpositioned(
                         ErrorKind::Stopped,
                         format!(

@@ -177,7 +177,7 @@ impl Semantics {
             let moves = self.in_own_section(|sec| self.transitions(sec, term(sec, id), 0))?;
             next += 1;
             if next % STOP_LOOK_STATES == 0 {
-                if let Some(reason) = self.stop.lock().reason() {
+                if let Some(reason) = self.enc.stop.lock().reason() {
                     return Err(CspError::unpositioned(
                         ErrorKind::Stopped,
                         format!(

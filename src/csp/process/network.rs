@@ -16,6 +16,7 @@ use crate::ts::{Label, TAU};
 
 use super::labels::{Alphabets, LabelSet, LinkMap, RenameMap, TICK};
 use super::terms::{int_arg, Encoding, Op};
+use crate::csp::error::{CspError, ErrorKind};
 use crate::csp::value::{EventRelation, EventSet, Proc, ProcNode};
 
 /// A node of a network. Operator nodes hold their intern-table entries (the CSPm value, for
@@ -53,6 +54,17 @@ pub(crate) enum NetNode {
 /// The most components (leaves) a network may have: far more than any network whose states
 /// can be explored, few enough that counting them stays instant.
 pub(crate) const MAX_LEAVES: u64 = 1 << 20;
+
+/// The error of a network of more than [`MAX_LEAVES`] components.
+pub(crate) fn too_many_leaves() -> CspError {
+    CspError::unpositioned(
+        ErrorKind::Limit,
+        format!(
+            "the process is a parallel composition of more than {MAX_LEAVES} components (a \
+             network that doubles with a parameter?): too large to explore"
+        ),
+    )
+}
 
 /// The number of leaves [`NetNode::compile`] makes of `t` (with depth `u32::MAX`), counted
 /// over the shared term graph, so a network doubling at each of `n` levels is counted in `n`

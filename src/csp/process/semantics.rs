@@ -44,9 +44,6 @@ pub(crate) struct Semantics {
     pub(crate) enc: Encoding,
     /// Transitions of every term fired so far (part of the system's root set).
     memo: DashMap<TermId, Moves, WordBuildHasher>,
-    /// The signal that stops the long work done outside a search (exploring a process to
-    /// compress it); the run using the system sets it (see `CspSystem::set_stop`).
-    pub(crate) stop: parking_lot::Mutex<crate::explore::StopSignal>,
     /// The leaves explored on their own, by term (shared by the systems made on these
     /// semantics, see `shared_leaves.rs`).
     pub(super) leaf_cache: LeafCache,
@@ -60,8 +57,12 @@ pub(crate) struct Semantics {
 /// ([`Encoding::cmp_terms`]) and removes duplicates: the order depends only on the processes,
 /// so a leaf's transitions, and the numbers an explicit leaf's exploration gives its states,
 /// are the same in every run and at every thread count.
+///
+/// The sort is the standard library's stable one, for its use of sorted runs: an operator's
+/// moves come in runs of its operands' sorted moves (a total order, so a stable sort gives
+/// what any sort would).
 pub(crate) fn sort_moves(enc: &Encoding, sec: &Section<'_>, moves: &mut Vec<(Label, TermId)>) {
-    moves.sort_unstable_by(|&(l, t), &(m, u)| {
+    moves.sort_by(|&(l, t), &(m, u)| {
         enc.labels
             .cmp(l, m)
             .then_with(|| enc.cmp_terms(term(sec, t), term(sec, u)))
@@ -74,7 +75,6 @@ impl Semantics {
         Semantics {
             enc,
             memo: DashMap::with_hasher(Default::default()),
-            stop: parking_lot::Mutex::new(crate::explore::StopSignal::new()),
             leaf_cache: LeafCache::default(),
             compress_deps: DashMap::with_hasher(Default::default()),
             any_compress_deps: AtomicBool::new(false),
@@ -126,6 +126,7 @@ impl Semantics {
         stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || {
             self.fire(sec, t, depth + 1, &mut out)
         })?;
+        self.enc.poll_stop(1 + out.len())?;
         sort_moves(&self.enc, sec, &mut out);
         let moves: Moves = out.into();
         if recorded_mark() > mark {

@@ -259,7 +259,7 @@ impl CspSystem {
     ) -> Result<CspSystem, CspError> {
         // Ordering: Relaxed; only uniqueness matters.
         let id = NEXT_SYSTEM.fetch_add(1, Ordering::Relaxed);
-        *sem.stop.lock() = stop.clone();
+        *sem.enc.stop.lock() = stop.clone();
         // The semantics' memo being a root set of its own, a compression that a position's
         // process meets is made outside the construction's section (as `for_each_successor`
         // does), and the construction runs again, so the position is explicit too.
@@ -331,14 +331,7 @@ impl CspSystem {
             let mut compressions = Vec::new();
             let (initial, shape) = if Op::of(t).is_static() {
                 if super::network::count_leaves(t) > super::network::MAX_LEAVES {
-                    return Err(CspError::unpositioned(
-                        ErrorKind::Limit,
-                        format!(
-                            "the process is a parallel composition of more than {} components \
-                             (a network that doubles with a parameter?): too large to explore",
-                            super::network::MAX_LEAVES
-                        ),
-                    ));
+                    return Err(super::network::too_many_leaves());
                 }
                 let mut leaves = Vec::new();
                 let node = NetNode::compile(&sem.enc, t, u32::MAX, &mut leaves);
@@ -473,7 +466,7 @@ impl CspSystem {
     /// compression met while a search runs is made then, and the search's signal should stop
     /// it).
     pub fn set_stop(&self, stop: &crate::explore::StopSignal) {
-        *self.shared.sem.stop.lock() = stop.clone();
+        *self.shared.sem.enc.stop.lock() = stop.clone();
     }
 
     /// The first evaluation error met while firing states, if any (taken: a second call

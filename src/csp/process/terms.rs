@@ -158,7 +158,7 @@ impl Op {
     }
 
     /// The rank of this operator in the canonical order of terms ([`Encoding::cmp_terms`]).
-    fn rank(self) -> usize {
+    pub(super) fn rank(self) -> usize {
         NAMES
             .iter()
             .position(|(_, op)| *op == self)
@@ -167,7 +167,7 @@ impl Op {
 
     /// The intern table numbered by argument `i` of a term of this operator, if that argument
     /// is a number.
-    fn table_of(self, i: usize) -> Option<Table> {
+    pub(super) fn table_of(self, i: usize) -> Option<Table> {
         match (self, i) {
             (Op::Prefix, 0) => Some(Table::Prefixes),
             (Op::Lazy, 0) => Some(Table::Lazies),
@@ -209,7 +209,7 @@ impl Op {
 
 /// The intern tables of an [`Encoding`], as named by an operator's numeric argument.
 #[derive(Clone, Copy)]
-enum Table {
+pub(super) enum Table {
     Prefixes,
     Lazies,
     Sets,
@@ -294,6 +294,10 @@ pub(crate) struct Encoding {
     /// Activated processes: `lazy(k)` made active (calls unfolded), by `k`.
     activated: DashMap<u32, TermId, WordBuildHasher>,
     omega: OnceLock<TermId>,
+    /// The signal that stops the long work done outside a search's own loop (building a
+    /// process, firing a term, exploring a process to compress it); the run using the system
+    /// sets it (see `CspSystem::set_stop`, and `stop_poll.rs`).
+    pub(crate) stop: parking_lot::Mutex<crate::explore::StopSignal>,
 }
 
 /// Per-activation bookkeeping: the lazy processes being activated on this path (to find
@@ -328,6 +332,7 @@ impl Encoding {
             priorities: Interned::new(),
             activated: DashMap::default(),
             omega: OnceLock::new(),
+            stop: parking_lot::Mutex::new(crate::explore::StopSignal::new()),
         })
     }
 
@@ -341,47 +346,8 @@ impl Encoding {
         }
     }
 
-    /// The canonical order of process terms: a total order, equal only for the same term, that
-    /// depends only on the processes the terms stand for, never on term addresses or on the
-    /// numbers of the intern tables (both given in the order terms and values are met, which
-    /// varies with the timing of threads). Terms compare by operator, arity, then arguments
-    /// left to right: a process argument recursively, a numbered one by its table's key (a
-    /// prefix closure, a lazy process, an event set, ...).
-    pub(crate) fn cmp_terms(&self, a: TermRef<'_>, b: TermRef<'_>) -> Ordering {
-        if a.id() == b.id() {
-            return Ordering::Equal;
-        }
-        stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || self.cmp_distinct(a, b))
-    }
-
-    fn cmp_distinct(&self, a: TermRef<'_>, b: TermRef<'_>) -> Ordering {
-        if let (Some(x), Some(y)) = (a.int_value(), b.int_value()) {
-            return x.cmp(&y);
-        }
-        let (op_a, op_b) = (Op::of(a), Op::of(b));
-        let order = op_a
-            .rank()
-            .cmp(&op_b.rank())
-            .then_with(|| a.symbol().name().cmp(b.symbol().name()))
-            .then_with(|| a.arity().cmp(&b.arity()))
-            .then_with(|| a.symbol().is_int().cmp(&b.symbol().is_int()));
-        if order != Ordering::Equal {
-            return order;
-        }
-        for (i, (x, y)) in a.args().zip(b.args()).enumerate() {
-            let order = match (op_a.table_of(i), x.int_value(), y.int_value()) {
-                (Some(table), Some(x), Some(y)) => self.cmp_numbered(table, x as u32, y as u32),
-                _ => self.cmp_terms(x, y),
-            };
-            if order != Ordering::Equal {
-                return order;
-            }
-        }
-        Ordering::Equal
-    }
-
     /// Orders entries `a` and `b` of `table` by their keys.
-    fn cmp_numbered(&self, table: Table, a: u32, b: u32) -> Ordering {
+    pub(super) fn cmp_numbered(&self, table: Table, a: u32, b: u32) -> Ordering {
         match table {
             Table::Prefixes => self.prefixes.cmp_entries(a, b),
             Table::Lazies => self.lazies.cmp_entries(a, b),
@@ -439,6 +405,7 @@ impl Encoding {
             return Err(too_deep());
         }
         super::growth::check()?;
+        self.poll_stop(1)?;
         path.depth += 1;
         let r = stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || {
             self.build_node(sec, p, path)
@@ -457,6 +424,16 @@ impl Encoding {
         let all = |ps: &[Proc], path: &mut BuildPath| -> Result<Vec<TermRef<'s>>, CspError> {
             ps.iter().map(|q| self.build(sec, q, path)).collect()
         };
+        // A replicated parallel over millions of values: refused before its components are
+        // built (the network would be refused anyway).
+        let components = match p.node() {
+            ProcNode::Interleave(ps) | ProcNode::Parallel(_, ps) => ps.len(),
+            ProcNode::AlphaParallel(cs) => cs.len(),
+            _ => 0,
+        };
+        if components as u64 > super::network::MAX_LEAVES {
+            return Err(super::network::too_many_leaves());
+        }
         Ok(match p.node() {
             ProcNode::Stop => mk(Op::Stop, &[]),
             ProcNode::Skip => mk(Op::Skip, &[]),

@@ -61,7 +61,16 @@ pub(super) fn member(c: &BuiltinCall) -> EResult<Value> {
 pub(super) fn card(c: &BuiltinCall) -> EResult<Value> {
     match &c.args[0] {
         Value::Set(s) => Ok(Value::Int(s.len() as i64)),
-        v @ Value::Infinite(_) => Err(c.script.infinite_error(c.span, v, "`card`")),
+        // A datatype or a closure `{| v |}` too large to enumerate: its size is known.
+        v @ Value::Infinite(i) => match c.script.described_size(i)? {
+            Some(n) => i64::try_from(n).map(Value::Int).map_err(|_| {
+                c.err(
+                    ErrorKind::Limit,
+                    format!("`card`: the set has {n} elements, more than an integer holds"),
+                )
+            }),
+            None => Err(c.script.infinite_error(c.span, v, "`card`")),
+        },
         _ => c.bad("a finite set"),
     }
 }

@@ -1,0 +1,47 @@
+//! Polling the run's stop signal from the work a search's own loop does not see: building a
+//! process's terms (a replicated operator over millions of values) and firing one term whose
+//! transitions take long to compute (a chain of operators thousands deep). The time and
+//! memory limits of a run raise the signal (see [`crate::explore::Watchdog`]); this work
+//! then ends with an error of kind [`ErrorKind::Stopped`], which the run reports as a stop.
+
+#![forbid(unsafe_code)]
+
+use std::cell::Cell;
+
+use super::terms::Encoding;
+use crate::csp::error::{CspError, ErrorKind};
+
+/// Units of work (terms built, moves computed) between two looks at the signal on a thread:
+/// a look takes a lock, and the watchdog raises the signal every few milliseconds at most.
+const POLL_WORK: usize = 4096;
+
+thread_local! {
+    /// Work done on this thread since its last look at the signal.
+    static WORK: Cell<usize> = const { Cell::new(0) };
+}
+
+impl Encoding {
+    /// Counts `work` units of work on this thread; an error of kind [`ErrorKind::Stopped`] if
+    /// the run's stop signal is raised when it is looked at (once per [`POLL_WORK`] units).
+    #[inline]
+    pub(crate) fn poll_stop(&self, work: usize) -> Result<(), CspError> {
+        let done = WORK.with(|w| {
+            let done = w.get().saturating_add(work);
+            w.set(if done >= POLL_WORK { 0 } else { done });
+            done
+        });
+        if done < POLL_WORK {
+            return Ok(());
+        }
+        match self.stop.lock().reason() {
+            None => Ok(()),
+            Some(reason) => Err(CspError::unpositioned(
+                ErrorKind::Stopped,
+                format!(
+                    "stopped by {} while building the process",
+                    reason.describe()
+                ),
+            )),
+        }
+    }
+}
