@@ -3,6 +3,7 @@
 //! positioned error or a limit stop (exit 2), never a hang, an abort or a verdict after a stop.
 
 #[path = "common/fuzz_run.rs"]
+#[allow(dead_code)] // the numeric knobs are the fuzzers'
 mod fuzz_run;
 
 use std::path::PathBuf;

@@ -105,6 +105,31 @@ fn is_gzip<R: BufRead>(reader: &mut R) -> io::Result<bool> {
     Ok(head.starts_with(&[0x1f, 0x8b]))
 }
 
+/// The error of an input that breaks off with a read error after `text` (a truncated or
+/// damaged gzip stream): positioned where the text read so far ends, after its complete lines
+/// are parsed (an error in them comes first).
+fn broken_off(parser: &mut Parser, text: &[u8], e: io::Error) -> AutError {
+    let consumed = match parser.parse_lines(text) {
+        Ok(consumed) => consumed,
+        Err(syntax) => return syntax,
+    };
+    let partial = &text[consumed..];
+    let line = parser.line + 1;
+    AutError::Syntax {
+        path: None,
+        line,
+        column: partial.len() as u64 + 1,
+        expected: "the rest of the input",
+        found: format!("an input that cannot be read further ({e})"),
+        excerpt: Some(errors::excerpt_of(
+            partial,
+            partial.len(),
+            partial.len(),
+            line,
+        )),
+    }
+}
+
 /// Bytes read from the input at a time; a longer line grows the buffer.
 const CHUNK: usize = 1 << 20;
 
@@ -124,7 +149,7 @@ fn parse<R: Read>(
                 Ok(0) => eof = true,
                 Ok(n) => filled += n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(io_error(e)),
+                Err(e) => return Err(broken_off(&mut parser, &buf[..filled], e)),
             }
         }
         let consumed = parser.parse_lines(&buf[..filled])?;

@@ -183,10 +183,20 @@ impl Evaluator {
                     }
                     out.push((ev, Value::from_atoms(&target)));
                 }
+                // As many pairs as a prefix may offer events: more would take gigabytes.
+                if out.len() > MAX_EVENTS {
+                    return Err(s.err(
+                        span,
+                        ErrorKind::Limit,
+                        format!(
+                            "this relation pairs more than {MAX_EVENTS} events: too large to \
+                             build"
+                        ),
+                    ));
+                }
             }
             Ok(())
         })?;
-        let _ = span;
         out.sort_unstable();
         out.dedup();
         Ok(out.into())

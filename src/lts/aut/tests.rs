@@ -215,8 +215,26 @@ fn gzip_is_detected_by_magic_bytes() {
     let bytes = gz.finish().unwrap();
     let lts = read_aut(&bytes[..], &AutOptions::default()).unwrap();
     assert_eq!(lts, read(text).unwrap());
+    // A stream that breaks off is an error positioned where the text read so far ends
+    // (fuzz case 228: it was an unpositioned I/O error).
     let truncated = read_aut(&bytes[..bytes.len() - 4], &AutOptions::default());
-    assert!(matches!(truncated, Err(AutError::Io { .. })));
+    assert!(
+        matches!(
+            truncated,
+            Err(AutError::Syntax {
+                line: 3,
+                column: 1,
+                ..
+            })
+        ),
+        "{truncated:?}"
+    );
+    for cut in 11..bytes.len() - 8 {
+        match read_aut(&bytes[..cut], &AutOptions::default()) {
+            Err(e) => assert!(e.line().is_some_and(|l| (1..=3).contains(&l)), "{e}"),
+            Ok(_) => panic!("cut at {cut}: read without an error"),
+        }
+    }
 }
 
 #[test]
