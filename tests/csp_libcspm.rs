@@ -135,14 +135,6 @@ const PASS_REJECTED: &[(&str, &str, &str)] = &[
 /// values are computed).
 const FAIL_NOT_REJECTED: &[(&str, &str)] = &[
     (
-        "typechecker/should_fail/subtype_arg_length.csp",
-        "a subtype clause with more fields than its constructor: weft's lowering gives an empty set of values, libcspm rejects it statically",
-    ),
-    (
-        "parser/should_fail/type_annotation_5.csp",
-        "separate annotations of channels declared together (`c1 :: ...`, `c2 :: ...` before `channel c1, c2`): libcspm refuses them, weft checks each annotation on its own",
-    ),
-    (
         "typechecker/should_fail/module_overlap_datatype.csp",
         "`X` is both a module inside `G` and a constructor at the top level (ambiguous to libcspm); weft's flattening reads `X.0` as the constructor's",
     ),
@@ -153,11 +145,6 @@ const FAIL_NOT_REJECTED: &[(&str, &str)] = &[
     (
         "typechecker/should_fail/type_annotations_1.csp",
         "weft's type checker does not read extension types (`a =>* b`) and leaves such an annotation unchecked",
-    ),
-    (
-        "typechecker/should_fail/recursive_eq.csp",
-        "a static type error: `==` on a datatype with a `Proc` field (processes have no \
-         equality); weft compares values when it evaluates them, and `IfTrue.F` holds no process",
     ),
     (
         "typechecker/should_fail/printer_timed.csp",

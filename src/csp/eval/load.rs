@@ -480,9 +480,7 @@ impl Evaluator {
     fn of_field_type(&self, f: &FieldSet, v: &Value) -> bool {
         let kind = self.kind_of(v);
         match f {
-            FieldSet::Finite(set) => {
-                !set.is_empty() && set.iter().all(|m| self.kind_of(m) == kind)
-            }
+            FieldSet::Finite(set) => !set.is_empty() && set.iter().all(|m| self.kind_of(m) == kind),
             FieldSet::DataType(d) => kind == (6, *d),
             FieldSet::Infinite(inf) => match &**inf {
                 InfSet::Ints(_) => kind == (0, 0),

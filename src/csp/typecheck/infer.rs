@@ -34,8 +34,14 @@ impl Checker<'_> {
         RawError::new(span, ErrorKind::Type, self.vars.describe(m))
     }
 
-    fn require(&mut self, c: Class, t: &Ty, span: Span) -> CResult<()> {
-        self.vars.require(c, t).map_err(|m| self.mismatch(&m, span))
+    pub(super) fn require(&mut self, c: Class, t: &Ty, span: Span) -> CResult<()> {
+        self.vars
+            .require(c, t)
+            .map_err(|m| self.mismatch(&m, span))?;
+        // checked again at the end of the group, when the datatypes of the group are
+        // known to have equality or not (see `Checker::find_datatypes_without_eq`)
+        self.class_checks.push((c, t.clone(), span));
+        Ok(())
     }
 
     /// Instantiates a type scheme with fresh variables.
@@ -402,11 +408,13 @@ impl Checker<'_> {
             BinOp::Eq | BinOp::Ne => {
                 self.expect(&ta, &tb, b.span)?;
                 self.require(Class::Eq, &ta, span)?;
+                self.require_of_dotted(Class::Eq, [a, b], span)?;
                 Ty::Bool
             }
             BinOp::Lt | BinOp::Gt | BinOp::Le | BinOp::Ge => {
                 self.expect(&ta, &tb, b.span)?;
                 self.require(Class::Ord, &ta, span)?;
+                self.require_of_dotted(Class::Ord, [a, b], span)?;
                 Ty::Bool
             }
             BinOp::And | BinOp::Or => {

@@ -28,7 +28,7 @@ use crate::csp::syntax::ast::Name;
 use crate::csp::syntax::parser::RawAnnotation;
 
 pub(crate) use modules::check_modules;
-use types::{Ty, Vars};
+use types::{Class, Ty, Vars};
 
 type CResult<T> = Result<T, RawError>;
 
@@ -68,6 +68,9 @@ pub(super) struct Checker<'p> {
     /// Dot patterns whose first part is a variable or `_` (`x.y`, `_.b`), with their type:
     /// it must not be a datatype's or events' by the end (see `check_dot_heads`).
     dot_heads: Vec<(crate::csp::syntax::source::Span, Ty)>,
+    /// The `Eq` and `Ord` requirements (`==`, `<`) met in the group being typed, checked
+    /// again at its end: a datatype of the group may turn out to have no equality.
+    class_checks: Vec<(Class, Ty, crate::csp::syntax::source::Span)>,
 }
 
 /// Type checks the resolved program `prog` with the annotations read by the parser;
@@ -87,6 +90,7 @@ pub(crate) fn check(
         rigid_names: HashMap::new(),
         empty_fields: Vec::new(),
         dot_heads: Vec::new(),
+        class_checks: Vec::new(),
     };
     let qualified = module_annotations(prog, annotations);
     let mut top: Vec<&RawAnnotation> = qualified.iter().collect();

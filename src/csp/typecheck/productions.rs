@@ -1,11 +1,14 @@
 //! The types of dotted values the checker knows: a productions set `{| e |}` (events, or
 //! values of one datatype), and dot patterns whose first part is a variable.
 
-use super::types::Ty;
+use super::toplevel::flatten_dots;
+use super::types::{Class, Ty};
 use super::{CResult, Checker};
 use crate::csp::error::{ErrorKind, RawError};
 use crate::csp::resolve::GlobalKind;
 use crate::csp::syntax::ast::*;
+use crate::csp::syntax::parser;
+use crate::csp::syntax::source::Span;
 
 impl Checker<'_> {
     /// The type of the elements of `{| e1, e2, ... |}`: events where an `ei` starts with a
@@ -27,6 +30,7 @@ impl Checker<'_> {
             let t = match self.prog.globals.get(n) {
                 Some(GlobalKind::Chan(_)) => Ty::Event,
                 Some(GlobalKind::Ctor(k)) => {
+                    self.check_subtype_clause_fields(*k, x)?;
                     let d = self.prog.ctors[*k as usize].datatype;
                     Ty::Data(d, self.prog.datatypes[d as usize].name.clone())
                 }
@@ -38,6 +42,71 @@ impl Checker<'_> {
             }
         }
         Ok(elem.unwrap_or(Ty::Any))
+    }
+
+    /// Requires class `c` of the datatype of each of `operands` written as a dotted value
+    /// headed by a constructor (`Yes.Leaf`): such a value is given no type here (dotted
+    /// values are checked as they are computed), but whether complete or not, it has
+    /// equality only if its datatype has.
+    pub(super) fn require_of_dotted(
+        &mut self,
+        c: Class,
+        operands: [&Expr; 2],
+        span: Span,
+    ) -> CResult<()> {
+        for x in operands {
+            let mut head = x;
+            while let ExprKind::Dot(h, _) = &head.kind {
+                head = h;
+            }
+            if std::ptr::eq(head, x) {
+                continue;
+            }
+            let ExprKind::Var(n) = &head.kind else {
+                continue;
+            };
+            if self.scope.iter().any(|(m, _)| m == n) {
+                continue;
+            }
+            if let Some(GlobalKind::Ctor(k)) = self.prog.globals.get(n) {
+                let d = self.prog.ctors[*k as usize].datatype;
+                let t = Ty::Data(d, self.prog.datatypes[d as usize].name.clone());
+                self.require(c, &t, span)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Refuses a `subtype` clause that gives constructor `k` more fields than it has
+    /// (`subtype Z = Y.{0}.{1}` with `datatype X = Y.Int`), as libcspm does. The parser
+    /// lowers a clause to `{| Y.v0.v1 |}` with one generator variable per field written
+    /// (see [`parser::SUBTYPE_VAR`]); `x` is that production.
+    fn check_subtype_clause_fields(&self, k: u32, x: &Expr) -> CResult<()> {
+        let mut parts = Vec::new();
+        flatten_dots(x, &mut parts);
+        let written = parts.len() - 1;
+        let from_subtype = written > 0
+            && parts[1..]
+                .iter()
+                .all(|p| matches!(&p.kind, ExprKind::Var(v) if v.starts_with(parser::SUBTYPE_VAR)));
+        let ctor = &self.prog.ctors[k as usize];
+        let has = ctor.fields.as_ref().map_or(0, |f| {
+            let mut fs = Vec::new();
+            flatten_dots(f, &mut fs);
+            fs.len()
+        });
+        if from_subtype && written > has {
+            return Err(RawError::new(
+                x.span,
+                ErrorKind::Type,
+                format!(
+                    "this subtype clause gives the constructor `{}` {written} fields, but it \
+                     has {has}",
+                    ctor.name
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// The type of the dot pattern `p` (parts `ps`): unknown, but recorded when its first

@@ -8,7 +8,7 @@ use super::annotations::{AnnotationReader, ReadError, TypeName};
 use super::types::Ty;
 use super::{CResult, Checker, Scheme};
 use crate::csp::error::{ErrorKind, RawError};
-use crate::csp::resolve::{DefKind, GlobalKind};
+use crate::csp::resolve::{DefKind, GlobalKind, Program};
 use crate::csp::syntax::ast::*;
 use crate::csp::syntax::parser::RawAnnotation;
 use crate::csp::syntax::source::Span;
@@ -52,6 +52,54 @@ impl<'p> Checker<'p> {
             Err(ReadError::Unread) => Ok(None),
             Err(ReadError::Error(e)) => Err(e),
         }
+    }
+
+    /// Channels declared together (`channel c1, c2 : Int`) are annotated together
+    /// (`c1, c2 :: Int => Event`), as libcspm requires: an annotation that names some of
+    /// them and not the others is refused.
+    fn check_channels_annotated_together(
+        prog: &Program,
+        by_name: &HashMap<Name, &RawAnnotation>,
+    ) -> CResult<()> {
+        for (names, _) in &prog.decl_refs {
+            let together = names.len() > 1
+                && names
+                    .iter()
+                    .all(|n| matches!(prog.globals.get(n), Some(GlobalKind::Chan(_))));
+            if !together {
+                continue;
+            }
+            for n in names.iter() {
+                let Some(a) = by_name.get(n) else { continue };
+                let Some(missing) = names.iter().find(|m| {
+                    !by_name
+                        .get(*m)
+                        .is_some_and(|b| std::ptr::eq::<RawAnnotation>(*a, *b))
+                }) else {
+                    continue;
+                };
+                let at = a
+                    .names
+                    .iter()
+                    .find(|x| x.name == *n)
+                    .map_or(a.names[0].span, |x| x.span);
+                let all: Vec<&str> = names.iter().map(|m| &**m).collect();
+                return Err(RawError::new(
+                    at,
+                    ErrorKind::Type,
+                    format!(
+                        "the channels {} are declared together, so one type annotation must \
+                         name them all (`{} :: ...`); this one does not name `{missing}`",
+                        all.iter()
+                            .map(|m| format!("`{m}`"))
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        all.join(", ")
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// The annotations of one scope by name, checking that no name is annotated twice and
@@ -120,6 +168,7 @@ impl<'p> Checker<'p> {
     pub(super) fn top_level(&mut self, anns: &[&'p RawAnnotation]) -> CResult<()> {
         let prog = self.prog;
         let by_name = self.annotations_by_name(anns, &|n| prog.globals.contains_key(n))?;
+        Self::check_channels_annotated_together(prog, &by_name)?;
         // one strongly connected group of declarations at a time, in dependency order
         for group in &prog.order {
             let names: Vec<Name> = group
@@ -285,6 +334,17 @@ impl<'p> Checker<'p> {
                 self.expect(&p, &ty, span)?;
             }
         }
+        if names
+            .iter()
+            .any(|n| matches!(prog.globals.get(n), Some(GlobalKind::Ctor(_))))
+        {
+            self.find_datatypes_without_eq();
+        }
+        for (c, t, span) in std::mem::take(&mut self.class_checks) {
+            self.vars
+                .require(c, &t)
+                .map_err(|m| self.mismatch(&m, span))?;
+        }
         // generalise the definitions of the group
         let mut mono = Vec::new();
         for (m, s) in &self.globals {
@@ -329,6 +389,42 @@ impl<'p> Checker<'p> {
             }
         }
         Ok(())
+    }
+
+    /// Marks (in [`Vars`]) the datatypes typed so far that have no equality, as libcspm
+    /// derives it: a datatype is an instance of `Eq` when the fields of all its
+    /// constructors are, so one with a field of processes or functions (directly, or
+    /// through a tuple, sequence, set, map or another datatype without equality) is not.
+    fn find_datatypes_without_eq(&mut self) {
+        let prog = self.prog;
+        let mut fields: Vec<(u32, Vec<Ty>)> = Vec::new();
+        for ct in &prog.ctors {
+            let Some(scheme) = self.globals.get(&ct.name) else {
+                continue;
+            };
+            let mut t = self.vars.resolve(&scheme.ty);
+            let mut tys = Vec::new();
+            while let Ty::Dotable(a, r) = t {
+                tys.push((*a).clone());
+                t = (*r).clone();
+            }
+            fields.push((ct.datatype, tys));
+        }
+        loop {
+            let mut changed = false;
+            for (d, tys) in &fields {
+                if !self.vars.data_has_eq(*d) {
+                    continue;
+                }
+                if tys.iter().any(|t| !self.vars.may_have_eq(t)) {
+                    self.vars.set_data_without_eq(*d);
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
     }
 
     /// The type of a channel or constructor with fields `fields` (a dotted product of sets)
@@ -483,7 +579,7 @@ impl<'p> Checker<'p> {
 }
 
 /// The fields of a dotted product `a.b.c`.
-fn flatten_dots<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
+pub(super) fn flatten_dots<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
     if let ExprKind::Dot(a, b) = &e.kind {
         flatten_dots(a, out);
         flatten_dots(b, out);

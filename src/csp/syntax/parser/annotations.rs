@@ -8,8 +8,9 @@ use super::*;
 /// node id follows); the loader reports the value of every definition named so.
 pub const PRINT_PREFIX: &str = "print ";
 
-/// The generator variable of a lowered `subtype` (not a name a script can write).
-const SUBTYPE_VAR: &str = "subtype value";
+/// The generator variable of a lowered `subtype` (not a name a script can write): the
+/// `i`-th field of a clause draws `SUBTYPE_VAR i`.
+pub(crate) const SUBTYPE_VAR: &str = "subtype value";
 
 impl Parser<'_> {
     /// True when a type annotation `n1, n2 :: type` starts here.

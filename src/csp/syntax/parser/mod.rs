@@ -34,6 +34,7 @@ use super::precedence::*;
 use super::source::{SourceMap, Span};
 use crate::csp::error::{CspError, ErrorKind, RawError};
 pub use annotations::PRINT_PREFIX;
+pub(crate) use annotations::SUBTYPE_VAR;
 
 mod annotations;
 mod decls;
