@@ -113,3 +113,42 @@ fn corpus_ltss_count_alike() {
         );
     }
 }
+
+/// Only the first component's field keeps room for the value that marks Ω: a component of
+/// 2^k states takes k bits elsewhere, so a board of 40 two-state holes (peg solitaire's
+/// holes) packs into 41 bits, two words, and is stored compactly.
+#[test]
+fn components_of_two_to_the_k_states_take_k_bits() {
+    let text = "channel flip : {0..39}\n\
+                HOLE(i) = flip.i -> HOLE'(i)\n\
+                HOLE'(i) = flip.i -> HOLE(i)\n\
+                BOARD = ||| i : {0..39} @ HOLE(i)\n";
+    let script =
+        Arc::new(weft::csp::load_str("board.csp", text, std::path::Path::new(".")).expect("loads"));
+    let p = script.process("BOARD", &[]).expect("a process");
+    let system = CspSystem::new(&script, &p).expect("a system");
+    assert_eq!(system.encoded_bits().expect("an encoding"), 41);
+    assert_eq!(system.encoded_width().expect("an encoding"), 2);
+}
+
+/// Components of four states each, the last one after ✓: in every position but the first
+/// the all-ones value 3 is a state of the component, and the network's Ω is still told
+/// apart (the counts match the indexed explorer's, and compact storage is used).
+#[test]
+fn a_full_field_is_a_state_outside_the_first_position() {
+    let text = "channel flip : {0..5}\n\
+                A(i) = flip.i -> B(i)\n\
+                B(i) = flip.i -> SKIP\n\
+                BOARD = ||| i : {0..5} @ A(i)\n";
+    let script =
+        Arc::new(weft::csp::load_str("board.csp", text, std::path::Path::new(".")).expect("loads"));
+    let p = script.process("BOARD", &[]).expect("a process");
+    let system = CspSystem::new(&script, &p).expect("a system");
+    // 3 bits for position 0 (four states and the value that marks Ω), 2 for each other.
+    assert_eq!(system.encoded_bits().expect("an encoding"), 3 + 5 * 2);
+    assert!(compare(&system, "BOARD"), "stored compactly");
+    let counted = count_states(&system, &opts(1, None), &StopSignal::new()).expect("runs");
+    // Each component at A, B, SKIP or its Ω (4^6 states), and the network's Ω after its ✓.
+    assert_eq!(counted.states, 4096 + 1);
+    assert_eq!(counted.deadlocks, 0);
+}

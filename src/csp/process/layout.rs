@@ -9,7 +9,8 @@
 struct Field {
     word: u32,
     shift: u32,
-    /// `bits` ones; also the value reserved for Ω (never a leaf's number).
+    /// `bits` ones. In position 0 also the value reserved for Ω (never a leaf's number
+    /// there); other positions may use it for a leaf.
     mask: u32,
 }
 
@@ -45,7 +46,8 @@ impl Layout {
         }
     }
 
-    /// The bits a position needs for numbers `0..count` plus the reserved value.
+    /// The bits a field needs for the numbers `0..=count` (`0..count` plus a reserved value
+    /// `count`); at least 1.
     pub(crate) fn bits_for(count: u64) -> u32 {
         (64 - count.leading_zeros()).max(1)
     }
@@ -94,13 +96,14 @@ impl Layout {
         *w = (*w & !(f.mask << f.shift)) | (value << f.shift);
     }
 
-    /// The value of `position` that no leaf has: every field holding it stands for Ω.
+    /// The all-ones value of `position`'s field. In position 0 no leaf has it, so a key
+    /// holding it there is Ω (whatever the other fields hold: Ω's key is [`Layout::omega`]).
     #[inline]
     pub(crate) fn reserved(&self, position: usize) -> u32 {
         self.fields[position].mask
     }
 
-    /// The packed Ω: every field holds its reserved value.
+    /// The packed Ω: every field holds its all-ones value (position 0's marks it as Ω).
     pub(crate) fn omega(&self) -> Vec<u32> {
         let mut key = vec![0; self.words];
         for p in 0..self.fields.len() {

@@ -293,9 +293,33 @@ pub(crate) struct Scratch<X> {
     pub(crate) updates: Vec<(u32, X)>,
     /// Boundaries of the children's moves, a stack.
     bounds: Vec<u32>,
-    /// Cursors of the sync enumeration.
+    /// The moves chosen by the sync enumeration, one per joining child.
     cursors: Vec<u32>,
+    /// Where the sync enumeration stands in each joining child's candidates.
+    positions: Vec<u32>,
+    /// Each joining child's candidates for the label being synchronised.
+    candidates: Vec<Candidates>,
+    /// The node being combined: its children's moves with many moves, as (label, move)
+    /// pairs sorted per child ([`index_children`]).
+    index: Vec<(Label, u32)>,
+    /// Per child of the node being combined: its part of `index`, `None` when it has few
+    /// moves (they are scanned).
+    index_of: Vec<Option<(u32, u32)>>,
 }
+
+/// A joining child's candidate moves for one label: positions `lo..hi` of its sorted index
+/// (each one a move with the label), or of `moves` (to scan for the label).
+#[derive(Clone, Copy)]
+struct Candidates {
+    lo: u32,
+    hi: u32,
+    indexed: bool,
+}
+
+/// A child with at least this many moves in a state is indexed by label before its
+/// synchronisations are enumerated (a binary search instead of a scan per synchronised move;
+/// a sudoku square offers 180 moves, each joined by 20 neighbours).
+const INDEXED_MOVES: u32 = 12;
 
 impl<X> Default for Scratch<X> {
     fn default() -> Self {
@@ -304,6 +328,10 @@ impl<X> Default for Scratch<X> {
             updates: Vec::new(),
             bounds: Vec::new(),
             cursors: Vec::new(),
+            positions: Vec::new(),
+            candidates: Vec::new(),
+            index: Vec::new(),
+            index_of: Vec::new(),
         }
     }
 }
@@ -389,6 +417,7 @@ pub(crate) fn combine<X: Copy>(node: &NetNode, leaves: &LeafMoves<X>, s: &mut Sc
         } => {
             let (from, bs) = children_moves(children.iter(), leaves, s);
             let to = s.moves.len();
+            index_children(s, bs, if sync.is_some() { children.len() } else { 0 });
             for c in 0..children.len() {
                 for i in s.bounds[bs + c]..s.bounds[bs + c + 1] {
                     let m = s.moves[i as usize];
@@ -413,6 +442,7 @@ pub(crate) fn combine<X: Copy>(node: &NetNode, leaves: &LeafMoves<X>, s: &mut Sc
             let alphabets = &alphabets.1;
             let (from, bs) = children_moves(children.iter(), leaves, s);
             let to = s.moves.len();
+            index_children(s, bs, children.len());
             for c in 0..children.len() {
                 for i in s.bounds[bs + c]..s.bounds[bs + c + 1] {
                     let m = s.moves[i as usize];
@@ -442,6 +472,7 @@ pub(crate) fn combine<X: Copy>(node: &NetNode, leaves: &LeafMoves<X>, s: &mut Sc
             let map = &map.1;
             let (from, bs) = children_moves([&**left, &**right].into_iter(), leaves, s);
             let to = s.moves.len();
+            index_children(s, bs, 0);
             for i in s.bounds[bs]..s.bounds[bs + 1] {
                 let m = s.moves[i as usize];
                 match m.label {
@@ -487,9 +518,124 @@ fn children_moves<'n, X: Copy>(
     (from, bs)
 }
 
+/// Indexes by label the moves of the first `n` children of the node whose boundaries start
+/// at `bs` (those with at least [`INDEXED_MOVES`] moves; `n` = 0 clears the index), for
+/// [`sync_moves`] of that node. The index of a node is built after its children are
+/// combined and used before any other node is, so one buffer serves every node.
+fn index_children<X>(s: &mut Scratch<X>, bs: usize, n: usize) {
+    s.index.clear();
+    s.index_of.clear();
+    for c in 0..n {
+        let (lo, hi) = (s.bounds[bs + c], s.bounds[bs + c + 1]);
+        if hi - lo < INDEXED_MOVES {
+            s.index_of.push(None);
+            continue;
+        }
+        let start = s.index.len();
+        for i in lo..hi {
+            s.index.push((s.moves[i as usize].label, i));
+        }
+        // (label, move) pairs are distinct: moves of one label stay in their order.
+        s.index[start..].sort_unstable();
+        s.index_of.push(Some((start as u32, s.index.len() as u32)));
+    }
+}
+
 /// Appends a move labelled `out` for every way of choosing, for each child in `others`, one of
-/// its moves labelled `wanted`, together with `first`.
+/// its moves labelled `wanted`, together with `first`. The choices are enumerated in the
+/// order of the children's moves (an indexed child's moves of one label keep their order),
+/// so the result is the same with or without the index.
 fn sync_moves<X: Copy>(
+    s: &mut Scratch<X>,
+    wanted: Label,
+    out: Label,
+    first: Move,
+    bs: usize,
+    others: &[u32],
+) {
+    let k = others.len();
+    if k == 0 {
+        let none = s.cursors.len();
+        push_combined(s, out, first, none);
+        return;
+    }
+    if s.index.is_empty() {
+        // No child of this node has many moves: scanning them costs less than the set-up.
+        sync_moves_scanned(s, wanted, out, first, bs, others);
+        return;
+    }
+    // Each joining child's candidates; an indexed child without the label ends it at once.
+    let cb = s.candidates.len();
+    for &c in others {
+        let c = c as usize;
+        let candidates = match s.index_of.get(c) {
+            Some(&Some((start, end))) => {
+                let slice = &s.index[start as usize..end as usize];
+                let at = slice.partition_point(|e| e.0 < wanted);
+                // Usually one move of the label, or none: count them rather than search again.
+                let n = slice[at..].iter().take_while(|e| e.0 == wanted).count();
+                if n == 0 {
+                    s.candidates.truncate(cb);
+                    return;
+                }
+                let (lo, hi) = (start + at as u32, start + (at + n) as u32);
+                Candidates {
+                    lo,
+                    hi,
+                    indexed: true,
+                }
+            }
+            _ => Candidates {
+                lo: s.bounds[bs + c],
+                hi: s.bounds[bs + c + 1],
+                indexed: false,
+            },
+        };
+        s.candidates.push(candidates);
+    }
+    let base = s.cursors.len();
+    s.cursors.resize(base + k, 0);
+    let pb = s.positions.len();
+    s.positions.resize(pb + k, 0);
+    let mut j = 0;
+    s.positions[pb] = s.candidates[cb].lo;
+    loop {
+        let span = s.candidates[cb + j];
+        let mut p = s.positions[pb + j];
+        if !span.indexed {
+            while p < span.hi && s.moves[p as usize].label != wanted {
+                p += 1;
+            }
+        }
+        if p < span.hi {
+            s.positions[pb + j] = p;
+            s.cursors[base + j] = if span.indexed {
+                s.index[p as usize].1
+            } else {
+                p
+            };
+            if j + 1 == k {
+                push_combined(s, out, first, base);
+                s.positions[pb + j] = p + 1;
+            } else {
+                j += 1;
+                s.positions[pb + j] = s.candidates[cb + j].lo;
+            }
+        } else if j == 0 {
+            break;
+        } else {
+            j -= 1;
+            s.positions[pb + j] += 1;
+        }
+    }
+    s.cursors.truncate(base);
+    s.positions.truncate(pb);
+    s.candidates.truncate(cb);
+}
+
+/// [`sync_moves`] where no child is indexed: each joining child's moves are scanned for the
+/// label, choices enumerated in the order of the children's moves.
+fn sync_moves_scanned<X: Copy>(
     s: &mut Scratch<X>,
     wanted: Label,
     out: Label,
@@ -502,11 +648,6 @@ fn sync_moves<X: Copy>(
         (s.bounds[bs + c], s.bounds[bs + c + 1])
     };
     let k = others.len();
-    if k == 0 {
-        let none = s.cursors.len();
-        push_combined(s, out, first, none);
-        return;
-    }
     let base = s.cursors.len();
     s.cursors.resize(base + k, 0);
     let mut j = 0;

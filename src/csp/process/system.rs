@@ -11,9 +11,11 @@
 //!   [`StateIndex`] that numbers each vector once. Each position of the network has its own
 //!   leaves: when the system is made, each position's sequential process is explored on its
 //!   own ([`LeafLts`]), so that its numbers take just the bits they need (a philosopher's 8
-//!   states take 4 bits); a position whose process has more than [`EXPLICIT_LEAVES`] states,
-//!   or fails to evaluate somewhere, is numbered as met instead ([`LeafTable`], 32 bits). Ω
-//!   (after ✓) has every field at its reserved value. A state's successors combine its
+//!   states take 3 bits, a solitaire hole's 2 states one bit); a position whose process has
+//!   more than [`EXPLICIT_LEAVES`] states, or fails to evaluate somewhere, is numbered as met
+//!   instead ([`LeafTable`], 32 bits). Ω (after ✓) has every field at its reserved value,
+//!   and is told by position 0 alone: only that position's field keeps room for a value no
+//!   leaf has (one more bit where its count of leaves is a power of two). A state's successors combine its
 //!   leaves' transitions ([`combine`]): no term is made per network state.
 //! - A compression (`normal(P)`, ...) that a position's process meets is made first, outside
 //!   the construction's section, and the construction runs again: so a compressed component
@@ -350,7 +352,15 @@ impl CspSystem {
                     }
                     match explored.as_ref().map(|c| &c.explored) {
                         Ok(Some(lts)) => {
-                            bits.push(Layout::bits_for(lts.terms.len() as u64));
+                            // Position 0's field keeps a value above its leaves' numbers for
+                            // Ω (see the module documentation); the others need only
+                            // 0..count, so 2^k leaves take k bits, not k + 1.
+                            let count = lts.terms.len() as u64;
+                            bits.push(if positions.is_empty() {
+                                Layout::bits_for(count)
+                            } else {
+                                Layout::bits_for(count.saturating_sub(1))
+                            });
                             positions.push(Position::Explicit(lts.clone()));
                         }
                         why => {
