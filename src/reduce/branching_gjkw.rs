@@ -99,9 +99,9 @@ impl Edges {
         let mut fill = in_first.clone();
         let mut triples = vec![(0, 0, 0); out.len()];
         for x in 0..n as u32 {
-            for e in out_first[x as usize]..out_first[x as usize + 1] {
-                let (a, y) = out[e];
-                triples[fill[y as usize]] = (a, x, e as u32);
+            let first = out_first[x as usize];
+            for (k, &(a, y)) in out[first..out_first[x as usize + 1]].iter().enumerate() {
+                triples[fill[y as usize]] = (a, x, (first + k) as u32);
                 fill[y as usize] += 1;
             }
         }
