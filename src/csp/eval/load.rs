@@ -2,6 +2,7 @@
 //! filled once at load time, and the checks made on them then.
 
 use super::*;
+use crate::csp::resolve::ClosedPrefix;
 
 /// Loads the script at `path`: parses it (with its includes), checks it and evaluates its
 /// channel types, datatypes and assertions.
@@ -214,12 +215,17 @@ impl Evaluator {
             }
         }
         let mut closed = self.prog.closed_prefixes.clone();
-        closed.sort_unstable_by_key(|(id, _)| *id);
-        for (id, owner) in closed {
+        closed.sort_unstable_by_key(|p| p.id);
+        for ClosedPrefix {
+            id,
+            owner,
+            conditional,
+        } in closed
+        {
             // Only what FDR's type checker rejects breaks a definition at load: an
             // evaluation error (`head(<>)`, `error(..)`, a division by zero) in a prefix
             // that evaluation never reaches (a dead branch) is no error, as in FDR.
-            if let Err(e) = self.check_closed_prefix(id) {
+            if let Err(e) = self.check_closed_prefix(id, conditional) {
                 if matches!(
                     e.kind,
                     ErrorKind::Eval | ErrorKind::Limit | ErrorKind::Stopped
@@ -357,15 +363,17 @@ impl Evaluator {
         Ok(())
     }
 
-    /// Checks the event and leading outputs of a prefix with no free variables.
-    pub(super) fn check_closed_prefix(&self, id: u32) -> EResult<()> {
+    /// Checks the event and leading outputs of a prefix with no free variables; a value
+    /// outside its field's set is an error of the load only where the prefix is not
+    /// `conditional` (see [`Evaluator::range_error_deferred`]).
+    pub(super) fn check_closed_prefix(&self, id: u32, conditional: bool) -> EResult<()> {
         let Some((pre, _, _)) = self.prog.prefixes.get(&id).cloned() else {
             return Ok(());
         };
         let mut env = Env::new();
         let ev = self
             .eval(&pre.event, &mut env)
-            .map_err(|e| self.dotted_range_error_deferred(e, &[], &pre.event))?;
+            .map_err(|e| self.dotted_range_error_deferred(e, conditional, &[], &pre.event))?;
         let Some(Value::Chan(c)) = ev.atoms().first().cloned() else {
             return Err(self.err(
                 pre.event.span,
@@ -376,24 +384,24 @@ impl Evaluator {
         let mut atoms = ev.atoms().to_vec();
         let mut span = pre.event.span;
         self.check_partial_event(&atoms, span)
-            .map_err(|e| self.range_error_deferred(e, c, &atoms))?;
+            .map_err(|e| self.range_error_deferred(e, conditional, c, &atoms))?;
         for f in &pre.fields {
             match f {
                 Field::Output(e) => {
-                    let v = self
-                        .eval(e, &mut env)
-                        .map_err(|err| self.dotted_range_error_deferred(err, &atoms, e))?;
+                    let v = self.eval(e, &mut env).map_err(|err| {
+                        self.dotted_range_error_deferred(err, conditional, &atoms, e)
+                    })?;
                     atoms.extend_from_slice(v.atoms());
                     span = e.span;
                     self.check_partial_event(&atoms, span)
-                        .map_err(|e| self.range_error_deferred(e, c, &atoms))?;
+                        .map_err(|e| self.range_error_deferred(e, conditional, c, &atoms))?;
                 }
                 Field::Input(..) | Field::NondetInput(..) => return Ok(()),
             }
         }
         let complete = self
             .validate_event(&atoms, span)
-            .map_err(|e| self.range_error_deferred(e, c, &atoms))?;
+            .map_err(|e| self.range_error_deferred(e, conditional, c, &atoms))?;
         if !complete {
             let fields = self.chan_fields(c)?;
             return Err(self.err(
@@ -417,9 +425,20 @@ impl Evaluator {
     /// such a prefix (5 is an Int), and evaluation reports it only if it performs the
     /// event; so does weft: the load skips evaluation errors of closed prefixes, and the
     /// search meets the error where it reaches the prefix. A value of another type
-    /// (`c!true`) or too many fields stay errors of the load.
-    fn range_error_deferred(&self, mut e: CspError, c: u32, atoms: &[Value]) -> CspError {
-        if e.kind == ErrorKind::Type && self.only_out_of_range(c, atoms).unwrap_or(false) {
+    /// (`c!true`) or too many fields stay errors of the load, and so does a value out of
+    /// range in a prefix that is not `conditional` (`P = c!5 -> STOP`: every use of `P`
+    /// fails, and the script is reported at once, as cspx's type check reports it).
+    fn range_error_deferred(
+        &self,
+        mut e: CspError,
+        conditional: bool,
+        c: u32,
+        atoms: &[Value],
+    ) -> CspError {
+        if conditional
+            && e.kind == ErrorKind::Type
+            && self.only_out_of_range(c, atoms).unwrap_or(false)
+        {
             e.kind = ErrorKind::Eval;
         }
         e
@@ -430,8 +449,14 @@ impl Evaluator {
     /// field's set (see [`Evaluator::range_error_deferred`]) met while the dotted value was
     /// built (`c.4`, `c!X.5`): the parts of the dot are evaluated one by one and the event
     /// they make is judged as a whole.
-    fn dotted_range_error_deferred(&self, e: CspError, before: &[Value], expr: &Expr) -> CspError {
-        if e.kind != ErrorKind::Type {
+    fn dotted_range_error_deferred(
+        &self,
+        e: CspError,
+        conditional: bool,
+        before: &[Value],
+        expr: &Expr,
+    ) -> CspError {
+        if !conditional || e.kind != ErrorKind::Type {
             return e;
         }
         let mut parts = Vec::new();
@@ -447,7 +472,7 @@ impl Evaluator {
         match atoms.first() {
             Some(Value::Chan(c)) => {
                 let c = *c;
-                self.range_error_deferred(e, c, &atoms)
+                self.range_error_deferred(e, conditional, c, &atoms)
             }
             _ => e,
         }

@@ -10,6 +10,9 @@ pub(super) struct Resolver<'p> {
     pub(super) owner: Arc<[Name]>,
     /// The top-level names it refers to.
     pub(super) refs: BTreeSet<Name>,
+    /// How many constructs around the expression being resolved may keep evaluation from
+    /// reaching it (see [`ClosedPrefix::conditional`]).
+    pub(super) conditional: u32,
 }
 
 pub(super) type Free = BTreeSet<Name>;
@@ -89,7 +92,24 @@ impl Resolver<'_> {
         Ok(())
     }
 
+    /// Runs `f` with the expression it resolves counted as conditional.
+    fn conditionally<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> T {
+        self.conditional += 1;
+        let r = f(self);
+        self.conditional -= 1;
+        r
+    }
+
     pub(super) fn resolve_clause(&mut self, c: &Clause) -> CResult<Free> {
+        // A function's body is evaluated only for the arguments it is applied to.
+        if c.groups.is_empty() {
+            self.resolve_clause_body(c)
+        } else {
+            self.conditionally(|r| r.resolve_clause_body(c))
+        }
+    }
+
+    fn resolve_clause_body(&mut self, c: &Clause) -> CResult<Free> {
         let mark = self.scope.len();
         let mut bound = Vec::new();
         for g in &c.groups {
@@ -215,12 +235,16 @@ impl Resolver<'_> {
             | Binary(_, a, b)
             | SeqRange(a, b)
             | SetRange(a, b)
-            | Guard(a, b)
             | Proc(_, a, b)
             | Hide(a, b)
             | Project(a, b) => {
                 let mut f = self.resolve(a)?;
                 f.extend(self.resolve(b)?);
+                Ok(f)
+            }
+            Guard(a, b) => {
+                let mut f = self.resolve(a)?;
+                f.extend(self.conditionally(|r| r.resolve(b))?);
                 Ok(f)
             }
             Unary(_, a) | SetFrom(a) | SeqFrom(a) => self.resolve(a),
@@ -233,8 +257,8 @@ impl Resolver<'_> {
             }
             If(c, t, f) => {
                 let mut free = self.resolve(c)?;
-                free.extend(self.resolve(t)?);
-                free.extend(self.resolve(f)?);
+                free.extend(self.conditionally(|r| r.resolve(t))?);
+                free.extend(self.conditionally(|r| r.resolve(f))?);
                 Ok(free)
             }
             Parallel(p, a, q) | SetProc(_, p, a, q) => {
@@ -252,7 +276,7 @@ impl Resolver<'_> {
             }
             SeqComp(es, stmts) | SetComp(es, stmts) | ProductionsComp(es, stmts) => {
                 let bodies: Vec<&Expr> = es.iter().collect();
-                self.resolve_under_stmts(stmts, &bodies)
+                self.conditionally(|r| r.resolve_under_stmts(stmts, &bodies))
             }
             Rename(p, pairs, stmts) => {
                 let mut free = self.resolve(p)?;
@@ -272,7 +296,7 @@ impl Resolver<'_> {
                 if let RepOp::AlphaParallel(a) = op {
                     bodies.push(a);
                 }
-                let mut free = self.resolve_under_stmts(stmts, &bodies)?;
+                let mut free = self.conditionally(|r| r.resolve_under_stmts(stmts, &bodies))?;
                 if let RepOp::Parallel(a) | RepOp::SyncExtChoice(a) = op {
                     free.extend(self.resolve(a)?);
                 }
@@ -291,7 +315,7 @@ impl Resolver<'_> {
                     for p in &l.params {
                         self.bind_pattern(p, &mut bound)?;
                     }
-                    self.resolve(&l.body)
+                    self.conditionally(|r| r.resolve(&l.body))
                 })();
                 self.scope.truncate(mark);
                 let mut free = r?;
@@ -342,12 +366,16 @@ impl Resolver<'_> {
                 self.check_prefix_field_count(pre, e.span)?;
                 let list: Arc<[Name]> = free.iter().cloned().collect();
                 if list.is_empty() {
-                    self.prog.closed_prefixes.push((e.id, self.owner.clone()));
+                    self.prog.closed_prefixes.push(ClosedPrefix {
+                        id: e.id,
+                        owner: self.owner.clone(),
+                        conditional: self.conditional > 0,
+                    });
                 }
                 self.prog.prefixes.insert(e.id, (pre.clone(), list, e.span));
                 Ok(free)
             }
-            Let(l) => self.resolve_let(e, l),
+            Let(l) => self.conditionally(|r| r.resolve_let(e, l)),
             TimedHeader(tock, et) => {
                 let mut free = self.resolve(tock).map_err(|mut err| {
                     if err.kind == ErrorKind::UnknownName {

@@ -286,6 +286,7 @@ pub(crate) fn check(decls: &[Decl], prelude: &[Decl]) -> CResult<Program> {
         scope: Vec::new(),
         owner: Arc::from([]),
         refs: BTreeSet::new(),
+        conditional: 0,
     };
     r.resolve_program(decls, &is_constant);
     let prelude_defs: Vec<&Decl> = prelude.iter().collect();

@@ -128,9 +128,8 @@ pub(crate) struct Program {
     pub prefix_body_inputs: HashMap<u32, Arc<[Name]>>,
     pub lambdas: HashMap<u32, (Arc<LambdaExpr>, Arc<[Name]>)>,
     pub lets: HashMap<u32, LetInfo>,
-    /// Prefixes with no free variables (their outputs are checked at load time), each with
-    /// the names of the top-level declaration it is written in.
-    pub closed_prefixes: Vec<(u32, Arc<[Name]>)>,
+    /// Prefixes with no free variables (their outputs are checked at load time).
+    pub closed_prefixes: Vec<ClosedPrefix>,
     /// Notes for the user (compression functions applied as the identity).
     pub notes: Vec<(Span, String)>,
     /// Errors of the declarations that could not be resolved, in source order.
@@ -170,4 +169,17 @@ impl Program {
             self.broken.entry(n.clone()).or_insert(k);
         }
     }
+}
+
+/// A prefix with no free variables, whose event and outputs the load checks.
+#[derive(Clone, Debug)]
+pub struct ClosedPrefix {
+    /// The prefix's expression id.
+    pub id: u32,
+    /// The names of the top-level declaration it is written in.
+    pub owner: Arc<[Name]>,
+    /// Whether it is written where evaluation may never reach it even when its declaration
+    /// is used: a branch of `if`, the process of a guard `b & P`, a `let`, a lambda, a
+    /// replicated operator or comprehension, or a function with parameters.
+    pub conditional: bool,
 }
