@@ -615,7 +615,7 @@ mod tests {
     fn build(c: &mut impl Iterator<Item = u8>, n: u32, depth: u32) -> Ty {
         let k = c.next().unwrap_or(0);
         if depth == 0 {
-            return if k % 3 == 0 {
+            return if k.is_multiple_of(3) {
                 Ty::Int
             } else {
                 Ty::Var(u32::from(k) % n)
