@@ -197,24 +197,18 @@ fn itdojp_p002_undefined_identifier_is_positioned() {
     );
 }
 
-/// `P = ch!2 -> STOP` with `channel ch : {0..1}`: 2 is an Int, so FDR's type checker accepts
-/// the script (cspx's expectation of an error at load is not FDR's), and the error comes
-/// when `P` is evaluated, at the value.
+/// `P = ch!2 -> STOP` with `channel ch : {0..1}`: the prefix is the whole body of a
+/// definition with no parameters, so every use of `P` fails; the script is refused at load
+/// (cspx's expectation), where a value out of range in a branch evaluation may not reach is
+/// an error only when the search reaches it (`should_pass/lang10_range_dead_branch`).
 #[test]
 fn itdojp_p003_value_outside_channel_type_is_positioned() {
-    let path = problem_dir("P003_type_error_channel_payload_out_of_range").join("model.cspm");
-    let script = load_checked(&path).expect("FDR's type checker accepts the model");
-    let p = match script.value("P") {
-        Ok(weft::csp::Value::Proc(p)) => p,
-        other => panic!("P must be a process: {other:?}"),
-    };
-    let err = walk(&script, &p, 100).expect_err("performing ch.2 is an error");
-    let loc = err.location.clone().expect("a positioned error");
-    assert_eq!((loc.line, loc.column), (3, 8), "{err}");
-    assert!(
-        err.message
-            .contains("outside the type of field 1 of channel `ch`"),
-        "{err}"
+    expect_error(
+        "P003_type_error_channel_payload_out_of_range",
+        ErrorKind::Type,
+        3,
+        8,
+        "outside the type of field 1 of channel `ch`",
     );
 }
 
