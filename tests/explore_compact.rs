@@ -150,6 +150,6 @@ fn a_full_field_is_a_state_outside_the_first_position() {
     let counted = count_states(&system, &opts(1, None), &StopSignal::new()).expect("runs");
     // Each component at A, B, SKIP or its Ω (4^6 states), and the network's Ω after its ✓.
     assert_eq!(counted.states, 4096 + 1);
-    // The explorer counts every state without successors; here only the network's Ω.
+    // Ω, after the ✓, has no successors: the one state the explorer counts as a deadlock.
     assert_eq!(counted.deadlocks, 1);
 }
