@@ -137,6 +137,36 @@ impl Owned {
         Ok(())
     }
 
+    /// Sends each candidate's least key to the worker that ranks its parent's id (the ids of
+    /// `level`, the level just expanded, split evenly among the workers), and returns what
+    /// this worker is sent to rank: (least key, owner, number), sorted by key.
+    pub(super) fn rank_candidates(
+        &self,
+        ranking: &mut Rounds,
+        worker: &mut Worker,
+        level: std::ops::Range<u64>,
+    ) -> Vec<(u64, u32, u32)> {
+        let me = worker.index() as u32;
+        let peers = worker.peers() as u64;
+        let span = level.end - level.start;
+        for &n in &self.candidates {
+            let key = self.parent_key[n as usize];
+            let ranker = ((key >> 32) - level.start) * peers / span;
+            let [lo, hi] = split(key);
+            ranking.push(ranker as usize, &[lo, hi, me, n]);
+        }
+        let mut ranked = Vec::new();
+        ranking.finish_round(worker, |batch| {
+            ranked.extend(
+                batch
+                    .chunks_exact(4)
+                    .map(|r| (join(r[0], r[1]), r[2], r[3])),
+            );
+        });
+        ranked.sort_unstable_by_key(|r| r.0);
+        ranked
+    }
+
     /// The number of the owned state with id `id`, if this worker owns it.
     pub(super) fn number_of_id(&self, id: u32) -> Option<u32> {
         self.id_of.iter().position(|&i| i == id).map(|n| n as u32)
@@ -250,22 +280,7 @@ pub(super) fn run_worker<T: TransitionSystem>(
         });
 
         // 2. Send each new state's least key to the worker ranking its parent's range of ids.
-        let span = level_end - level_start;
-        for &n in &owned.candidates {
-            let key = owned.parent_key[n as usize];
-            let ranker = ((key >> 32) - level_start) * peers as u64 / span;
-            let [lo, hi] = split(key);
-            ranking.push(ranker as usize, &[lo, hi, me as u32, n]);
-        }
-        let mut ranked: Vec<(u64, u32, u32)> = Vec::new();
-        ranking.finish_round(worker, |batch| {
-            ranked.extend(
-                batch
-                    .chunks_exact(4)
-                    .map(|r| (join(r[0], r[1]), r[2], r[3])),
-            );
-        });
-        ranked.sort_unstable_by_key(|r| r.0);
+        let ranked = owned.rank_candidates(&mut ranking, worker, level_start..level_end);
 
         // 3. All-gather the number of new states each ranker holds (and stops, failures).
         let code = if failure.is_some() {

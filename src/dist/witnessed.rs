@@ -167,22 +167,7 @@ where
         }
 
         // 2. Send each new pair's least key to the worker ranking its parent's range of ids.
-        let span = level_end - level_start;
-        for &n in &owned.candidates {
-            let key = owned.parent_key[n as usize];
-            let ranker = ((key >> 32) - level_start) * peers as u64 / span;
-            let [lo, hi] = split(key);
-            ranking.push(ranker as usize, &[lo, hi, me as u32, n]);
-        }
-        let mut ranked: Vec<(u64, u32, u32)> = Vec::new();
-        ranking.finish_round(worker, |batch| {
-            ranked.extend(
-                batch
-                    .chunks_exact(4)
-                    .map(|r| (join(r[0], r[1]), r[2], r[3])),
-            );
-        });
-        ranked.sort_unstable_by_key(|r| r.0);
+        let ranked = owned.rank_candidates(&mut ranking, worker, level_start..level_end);
 
         // 3. All-gather the number of new pairs each ranker holds, stops and failures, steps,
         // and each worker's least violation.
