@@ -625,3 +625,19 @@ fn declared_but_unreached_states_cost_nothing() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A refusal of ✓ against a specification whose only stable behaviour is to terminate
+/// (SKIP): the explanation says it never refuses ✓, and does not also claim that it refuses
+/// nothing (found on a real11 script: both lines were printed).
+#[test]
+fn a_refused_termination_is_explained_without_contradiction() {
+    let path = scratch(
+        "refused_tick.csp",
+        "channel d\nR = (d -> SKIP) [> (d -> STOP)\nassert SKIP [F= R \\ {d}\n",
+    );
+    let (code, out, err) = weft(&["check", &path.display().to_string()]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("refuses {✓} in a stable state"), "{out}");
+    assert!(out.contains("it never refuses ✓"), "{out}");
+    assert!(!out.contains("refuses nothing"), "{out}");
+}

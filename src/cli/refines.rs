@@ -393,14 +393,24 @@ pub(super) fn explain_violation(out: &mut String, cex: &Counterexample) {
                 "  then the implementation refuses {} in a stable state",
                 braces_abbreviated(refused)
             );
-            if refused.iter().any(|e| e == weft::refine::properties::TICK) {
+            let tick_refused = refused.iter().any(|e| e == weft::refine::properties::TICK);
+            if tick_refused {
                 let _ = writeln!(
                     out,
                     "  the specification can terminate after the trace, so it can refuse every \
                      event but ✓"
                 );
             }
-            if spec_acceptances.is_empty() {
+            // A specification that can terminate has no acceptance set there when its only
+            // stable behaviour is to terminate (as SKIP): the line above has said what it
+            // refuses, and "refuses nothing" would contradict it.
+            if spec_acceptances.is_empty() && tick_refused {
+                let _ = writeln!(
+                    out,
+                    "  terminating is the specification's only stable behaviour there: it never \
+                     refuses ✓"
+                );
+            } else if spec_acceptances.is_empty() {
                 let _ = writeln!(
                     out,
                     "  the specification has no stable state after the trace, so it refuses nothing \
