@@ -14,6 +14,7 @@
 #![forbid(unsafe_code)]
 
 mod annotations;
+mod dots;
 mod infer;
 mod modules;
 mod productions;
