@@ -131,10 +131,17 @@ const PASS_REJECTED: &[(&str, &str, &str)] = &[
     ),
 ];
 
-/// `should_fail` files weft accepts, with the reason (mostly: a static error of dot types,
-/// which weft's type checker (`csp::typecheck`) leaves unconstrained and weft checks as
-/// values are computed).
+/// `should_fail` files weft accepts, with the reason (mostly: a static error of dot types
+/// that weft's type checker (`csp::typecheck`) cannot find with certainty, which weft checks
+/// as values are computed).
 const FAIL_NOT_REJECTED: &[(&str, &str)] = &[
+    (
+        "typechecker/should_fail/printer_timed.csp",
+        "`[] x : {trans_print.0} @ x -> STOP`: the type checker types `trans_print.0` as \
+         `Int=>Event`, but does not require the event of a prefix without fields to be of type \
+         Event, because cspmf's t1.csp (which must load) has the same static error \
+         (`[] c:C @ c -> ...` over `{enter.GateSeg}`); weft reports both where the process runs",
+    ),
     (
         "typechecker/should_fail/divergent_extendable.csp",
         "a static error of dot types: weft's type checker gives dotted values and dot patterns an unconstrained type (weft checks them as values are computed)",
@@ -154,11 +161,15 @@ const FAIL_NOT_REJECTED: &[(&str, &str)] = &[
     ),
     (
         "evaluator/should_fail/non_rect.csp",
-        "weft supports non-rectangular field types (libcspm refuses `extensions` of them)",
+        "weft supports non-rectangular field types (libcspm refuses `extensions` of them, \
+         when it evaluates them): the check needs the sets' values, and weft's meaning of such \
+         a field (its set of dotted values) is well defined",
     ),
     (
         "evaluator/should_fail/rectangular_datatype.csp",
-        "weft supports non-rectangular field types (libcspm refuses them in datatypes)",
+        "weft supports non-rectangular field types (libcspm refuses them in datatypes, when \
+         it evaluates them): the check needs the sets' values, and weft's meaning of such a \
+         field (its set of dotted values) is well defined",
     ),
 ];
 
