@@ -205,6 +205,22 @@ impl Resolver<'_> {
                 ),
             ));
         }
+        if let Some(module) = name.strip_suffix(crate::csp::syntax::modules::MODULE_SUFFIX) {
+            let simple = module.rsplit("::").next().unwrap_or(module);
+            let outside = if self.prog.globals.contains_key(simple) {
+                format!(
+                    ", and it is ambiguous with the `{simple}` declared outside the module \
+                     (FDR refuses such a name)"
+                )
+            } else {
+                String::new()
+            };
+            return Err(RawError::new(
+                span,
+                ErrorKind::UnknownName,
+                format!("`{simple}` names the module `{module}` here, which is no value{outside}"),
+            ));
+        }
         let private = format!("{name}{}", crate::csp::syntax::modules::PRIVATE_SUFFIX);
         if self.prog.globals.contains_key(&*private) {
             let module = name.rsplit_once("::").map_or("", |(m, _)| m);

@@ -27,6 +27,12 @@ use crate::csp::error::{ErrorKind, RawError};
 /// What the qualified name of a private member ends with.
 pub const PRIVATE_SUFFIX: &str = " (private)";
 
+/// What a name ends with where it stands, inside a module, for a module declared in it that
+/// has no member of that name (`X` in `module G ... module X ... endmodule ... J = X.0`):
+/// no value has such a name, so name resolution refuses the use, as libcspm does (there `X`
+/// is ambiguous when a value `X` is also declared outside `G`).
+pub const MODULE_SUFFIX: &str = " (module)";
+
 /// The declarations with every module and instance flattened. Errors (an instance of an
 /// unknown module, a wrong number of arguments) become invalid declarations. The expressions
 /// of the flattened copies are numbered from `next_id` on (which is advanced past them).
@@ -199,6 +205,15 @@ fn instantiate(
                 kind: DeclKind::PatBind(pat, a.clone()),
                 span: a.span,
             });
+        }
+    }
+    // a module declared inside, whose name is no member's or parameter's: its name is no
+    // value here (see `MODULE_SUFFIX`)
+    for d in m.private.iter().chain(&m.exported) {
+        if let DeclKind::Module(inner) = &d.kind {
+            let n = &inner.name.name;
+            let q: Name = format!("{qualified}::{n}{MODULE_SUFFIX}").into();
+            names.entry(n.clone()).or_insert(q);
         }
     }
     let names = Names { map: names, ids };

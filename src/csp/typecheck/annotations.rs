@@ -205,16 +205,50 @@ impl<'a> AnnotationReader<'a> {
     }
 
     fn read_type(&mut self) -> RResult<Ty> {
+        let start = self.pos;
         let first = self.read_dotted()?;
         if self.eat(&Tok::FatArrow) {
             let star = self.eat(&Tok::Star);
+            if star {
+                self.check_extension_variable(start)?;
+            }
             let rest = self.read_type()?;
             if star {
+                // extension types are not modelled
                 return Ok(Ty::Any);
             }
             return Ok(Ty::dotable(first, rest));
         }
         Ok(first)
+    }
+
+    /// In an extension type `a =>* b` (a value that, dotted with the fields `a` stands for,
+    /// gives a `b`), `a` is a type variable: it stands for the fields still to come, which
+    /// no other type can (libcspm refuses `Event =>* b`). The left side is the tokens from
+    /// `start` to the `=>*` just read.
+    fn check_extension_variable(&self, start: usize) -> RResult<()> {
+        let left = &self.tokens[start..self.pos - 2];
+        let is_var = match left {
+            [t] => match &t.tok {
+                Tok::Ident(v) => {
+                    is_var_name(v) && matches!((self.lookup)(v), TypeName::Unknown)
+                }
+                _ => false,
+            },
+            _ => false,
+        };
+        if is_var {
+            return Ok(());
+        }
+        let span = match (left.first(), left.last()) {
+            (Some(a), Some(b)) => a.span.to(b.span),
+            _ => self.span(),
+        };
+        Err(error(
+            span,
+            "the left side of `=>*` must be a type variable: in `a =>* b`, `a` stands for \
+             the fields that extend a value to a `b`",
+        ))
     }
 
     fn read_dotted(&mut self) -> RResult<Ty> {

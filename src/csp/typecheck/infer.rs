@@ -163,11 +163,7 @@ impl Checker<'_> {
                 }
                 Ty::tuple(ts)
             }
-            K::Dot(a, b) => {
-                self.expr(a)?;
-                self.expr(b)?;
-                Ty::Any
-            }
+            K::Dot(..) => self.dot_type(e)?,
             K::App(f, args) => self.app(f, args)?,
             K::Binary(op, a, b) => self.binary(*op, a, b, span)?,
             K::Unary(op, a) => {
@@ -382,6 +378,7 @@ impl Checker<'_> {
         for a in args {
             targs.push(self.expr(a)?);
         }
+        self.check_extensions(f, args, &targs)?;
         if let Ty::Fun(params, ret) = self.vars.shallow(&tf) {
             if params.len() == args.len() {
                 for ((p, a), t) in params.iter().zip(args).zip(&targs) {
@@ -586,7 +583,7 @@ impl Checker<'_> {
 
     /// Whether the values of type `t` are certainly single fields of an event (not dotted
     /// values or datatype values, which may fill or take several).
-    fn single_field(&self, t: &Ty) -> bool {
+    pub(super) fn single_field(&self, t: &Ty) -> bool {
         matches!(
             self.vars.resolve(t),
             Ty::Int

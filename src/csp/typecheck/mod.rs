@@ -5,8 +5,9 @@
 //! The checker runs after name resolution, on scripts without resolution errors, and rejects
 //! a script with a positioned error ("Couldn't match expected type Int with actual type
 //! Bool"). It must never reject a script FDR accepts: whatever it cannot type with certainty
-//! (dotted values and dot types, productions and `extensions`, timed sections, compression
-//! and external functions, the prelude) gets the type [`types::Ty::Any`], which unifies with
+//! (dotted values other than a channel or constructor given fields of certain types (see
+//! `dots`), dot types, productions and `extensions`, timed sections, compression and
+//! external functions, the prelude) gets the type [`types::Ty::Any`], which unifies with
 //! every type. Top-level definitions are generalised (in dependency order, one strongly
 //! connected group at a time); `let` definitions are monomorphic unless annotated, as in
 //! libcspm.
@@ -14,6 +15,7 @@
 #![forbid(unsafe_code)]
 
 mod annotations;
+mod dots;
 mod infer;
 mod modules;
 mod productions;

@@ -28,9 +28,10 @@ impl Parser<'_> {
         }
     }
 
-    /// Skips a type annotation `n1, n2 :: type` (weft checks types as it evaluates, so the
-    /// annotation is read and not checked), returning the annotated names.
-    pub(super) fn skip_annotation(&mut self, scope: AnnotationScope) -> Vec<Ident> {
+    /// Reads a type annotation `n1, n2 :: type` (its tokens are kept for the type checker),
+    /// returning the annotated names. A `=` in it makes it a definition of a qualified name
+    /// (`M::f = ...`), which no script can write: that is an error, at the name.
+    pub(super) fn skip_annotation(&mut self, scope: AnnotationScope) -> PResult<Vec<Ident>> {
         let mut names = Vec::new();
         while let Tok::Ident(n) = self.peek().clone() {
             let span = self.bump().span;
@@ -50,6 +51,9 @@ impl Parser<'_> {
             if t == &Tok::Eof || (depth == 0 && (t == &Tok::Within || self.at_boundary())) {
                 break;
             }
+            if depth == 0 && t == &Tok::Define {
+                return Err(self.qualified_definition(&names, first));
+            }
             match t {
                 Tok::LParen | Tok::LBrace | Tok::LBrack | Tok::LPipeBrace => depth += 1,
                 Tok::RParen | Tok::RBrace | Tok::RBrack | Tok::RPipeBrace => {
@@ -68,7 +72,31 @@ impl Parser<'_> {
             tokens,
             scope,
         });
-        names
+        Ok(names)
+    }
+
+    /// The error for `M::f ... = ...` read as an annotation of `M` whose type starts at
+    /// token `first`: a definition of the qualified name `M::f`.
+    fn qualified_definition(&self, names: &[Ident], first: usize) -> RawError {
+        let Some(module) = names.last() else {
+            return self.unexpected("a definition");
+        };
+        let (name, span) = match self.tokens.get(first) {
+            Some(Token {
+                tok: Tok::Ident(member),
+                span,
+                ..
+            }) => (format!("{}::{member}", module.name), module.span.to(*span)),
+            _ => (format!("{}::...", module.name), module.span),
+        };
+        RawError::new(
+            span,
+            ErrorKind::Syntax,
+            format!(
+                "`{name}` is a qualified name, which a definition cannot define: a module's \
+                 members are defined by the module's own declarations"
+            ),
+        )
     }
 
     /// After `subtype`: `T = C1.F1 | C2 | ...`, lowered to the definition

@@ -19,8 +19,10 @@ impl Parser<'_> {
                 continue;
             }
             if self.at_annotation() {
-                self.skip_annotation(AnnotationScope::Top);
-                if let Err(e) = self.end_of_decl() {
+                if let Err(e) = self
+                    .skip_annotation(AnnotationScope::Top)
+                    .and_then(|_| self.end_of_decl())
+                {
                     let start = self.pos;
                     let d = self.recover(start, e);
                     decls.push(d);

@@ -451,7 +451,7 @@ impl Parser<'_> {
                 let mut decls: Vec<Decl> = Vec::new();
                 loop {
                     if self.at_annotation() {
-                        self.skip_annotation(AnnotationScope::Let(start));
+                        self.skip_annotation(AnnotationScope::Let(start))?;
                     } else {
                         let d = self.parse_decl(false)?;
                         push_decl(&mut decls, d);

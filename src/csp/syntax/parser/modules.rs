@@ -62,7 +62,7 @@ impl Parser<'_> {
                 continue;
             }
             if self.at_annotation() {
-                self.skip_annotation(AnnotationScope::Module(None));
+                self.skip_annotation(AnnotationScope::Module(None))?;
                 self.end_of_decl()?;
                 continue;
             }
