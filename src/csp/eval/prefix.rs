@@ -321,13 +321,20 @@ impl Evaluator {
                     },
                     None => None,
                 };
-                let choices = if self.lazy_channel(chan)? {
+                let mut choices = if self.lazy_channel(chan)? {
                     self.lazy_input_choices(chan, &atoms, parts, last, allowed.as_ref(), p.span)?
                 } else {
                     self.input_choices(chan, &atoms, parts, last, p.span)?
                 };
-                if choices.is_empty() && self.event_status(&atoms, p.span)? == EventStatus::Complete
-                {
+                let complete = choices.is_empty()
+                    && self.event_status(&atoms, p.span)? == EventStatus::Complete;
+                if complete && restriction.is_none() && parts == 1 {
+                    // As FDR (libcspm's `extensions` of a complete event is the one empty
+                    // extension): an input after the last field binds its variable to the
+                    // empty dotted value and leaves the event as it is, so a generic
+                    // `ic?tag?data -> oc!tag!data` also serves a channel of one field.
+                    choices.insert(Value::from_atoms(&[]));
+                } else if complete {
                     let n = self.chan_fields(chan)?.len();
                     return Err(self.err(
                         p.span,
