@@ -136,13 +136,6 @@ const PASS_REJECTED: &[(&str, &str, &str)] = &[
 /// as values are computed).
 const FAIL_NOT_REJECTED: &[(&str, &str)] = &[
     (
-        "typechecker/should_fail/printer_timed.csp",
-        "`[] x : {trans_print.0} @ x -> STOP`: the type checker types `trans_print.0` as \
-         `Int=>Event`, but does not require the event of a prefix without fields to be of type \
-         Event, because cspmf's t1.csp (which must load) has the same static error \
-         (`[] c:C @ c -> ...` over `{enter.GateSeg}`); weft reports both where the process runs",
-    ),
-    (
         "typechecker/should_fail/divergent_extendable.csp",
         "a static error of dot types: weft's type checker gives dotted values and dot patterns an unconstrained type (weft checks them as values are computed)",
     ),

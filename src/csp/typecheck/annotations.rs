@@ -230,9 +230,7 @@ impl<'a> AnnotationReader<'a> {
         let left = &self.tokens[start..self.pos - 2];
         let is_var = match left {
             [t] => match &t.tok {
-                Tok::Ident(v) => {
-                    is_var_name(v) && matches!((self.lookup)(v), TypeName::Unknown)
-                }
+                Tok::Ident(v) => is_var_name(v) && matches!((self.lookup)(v), TypeName::Unknown),
                 _ => false,
             },
             _ => false,

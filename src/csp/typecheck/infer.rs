@@ -431,6 +431,9 @@ impl Checker<'_> {
 
     fn prefix(&mut self, p: &PrefixExpr) -> CResult<Ty> {
         let tev = self.expr(&p.event)?;
+        if p.fields.is_empty() {
+            self.check_certainly_event(&tev, p.event.span)?;
+        }
         // the fields of the channel, when the event is a channel's name and every field of
         // the channel and of the prefix is a single value (no dotted value, which may fill
         // several fields, and no datatype, which may take several)
