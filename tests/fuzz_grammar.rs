@@ -13,9 +13,12 @@
 //! - `WEFT_FUZZ_GRAMMAR_SEED`: another base seed (decimal or `0x` hex);
 //! - `WEFT_FUZZ_GRAMMAR_ONLY`: run only case `i`;
 //! - `WEFT_FUZZ_WORKERS`: parallel workers (default 2);
-//! - `WEFT_FUZZ_BIN`: another `weft` binary.
+//! - `WEFT_FUZZ_BIN`: another `weft` binary;
+//! - `WEFT_FUZZ_GRAMMAR_KEEP=1`: save every case (not only the failing ones).
 //!
-//! A failing case is saved under `target/tmp/fuzz_grammar_failures/`.
+//! A failing case is saved under `target/tmp/fuzz_grammar_failures/` (every case, with
+//! `WEFT_FUZZ_GRAMMAR_KEEP=1`, under `target/tmp/fuzz_grammar_cases/`). The slowest cases of a
+//! run are listed on stderr (seen with `--nocapture`): a slow case is a finding too.
 
 #[path = "common/fuzz_run.rs"]
 mod fuzz_run;
@@ -675,11 +678,14 @@ fn hostile_inputs_never_crash_hang_or_exit_wrongly() {
     let next = AtomicUsize::new(0);
     let failures = Mutex::new(Vec::new());
     let codes = Mutex::new([0usize; 3]);
+    let keep = env_number("WEFT_FUZZ_GRAMMAR_KEEP").is_some_and(|k| k != 0);
+    let timings = Mutex::new(Vec::new());
     let started = Instant::now();
     let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
     std::thread::scope(|scope| {
         for w in 0..workers {
-            let (indices, next, failures, codes, tmp) = (&indices, &next, &failures, &codes, &tmp);
+            let (indices, next, failures, codes, tmp, timings) =
+                (&indices, &next, &failures, &codes, &tmp, &timings);
             scope.spawn(move || {
                 let work = tmp.join("fuzz_grammar").join(format!("worker-{w}"));
                 loop {
@@ -699,6 +705,19 @@ fn hostile_inputs_never_crash_hang_or_exit_wrongly() {
                         .map(|a| a.replace("{F}", &case.files[0].0))
                         .collect();
                     let r = run_weft(&args, &work);
+                    timings
+                        .lock()
+                        .unwrap()
+                        .push((r.elapsed, index, case.what.clone()));
+                    if keep {
+                        let saved = tmp.join("fuzz_grammar_cases").join(format!("case-{index}"));
+                        let _ = std::fs::remove_dir_all(&saved);
+                        std::fs::create_dir_all(&saved).expect("cases dir");
+                        for (name, bytes) in &case.files {
+                            std::fs::write(saved.join(name), bytes).expect("save case");
+                        }
+                        std::fs::write(saved.join("args"), args.join(" ")).expect("save args");
+                    }
                     if let Some(code) = r.status.and_then(|s| s.code()) {
                         if let Some(n) = codes.lock().unwrap().get_mut(code as usize) {
                             *n += 1;
@@ -738,6 +757,15 @@ fn hostile_inputs_never_crash_hang_or_exit_wrongly() {
         codes[1],
         codes[2]
     );
+    let mut timings = timings.into_inner().unwrap();
+    timings.sort_by_key(|t| std::cmp::Reverse(t.0));
+    for (took, index, what) in timings.iter().take(8) {
+        eprintln!(
+            "  slow: case {index} in {:.2} s: {}",
+            took.as_secs_f64(),
+            what.chars().take(100).collect::<String>()
+        );
+    }
     let mut failures = failures.into_inner().unwrap();
     failures.sort();
     assert!(

@@ -121,7 +121,7 @@ impl Owned {
         self.found.clear();
         self.index
             .insert_many(&mut self.handle, &self.keys, &mut self.found)
-            .map_err(|_| DistError::Worker("the state index of a worker is full".into()))?;
+            .map_err(|e| DistError::Worker(format!("the state index of a worker: {e}")))?;
         for i in 0..self.found.len() {
             let (n, new) = self.found[i];
             let key = self.step_keys[i];

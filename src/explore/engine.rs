@@ -403,6 +403,13 @@ fn run_in_pool<D: Driven, V: Visited<D::State>>(
             let mut ahead = std::mem::take(&mut part.ahead);
             let mut next_outcome = members.first().and_then(|s| expand(s, &mut ahead));
             for (i, _) in members.iter().enumerate() {
+                // A state can take long to expand (a network of 10,000 components has 10,000
+                // successors of 40 KB each): the signal is looked at before each one, not only
+                // before each chunk. The level of a stopped search is dropped whole, so a chunk
+                // left half done changes nothing.
+                if stop.is_raised() {
+                    break;
+                }
                 let id = CanonicalId(first_id + i as u32);
                 let mut k = 0u32;
                 std::mem::swap(&mut successors, &mut ahead);

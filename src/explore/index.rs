@@ -64,8 +64,15 @@ pub const MAX_STATES: u64 = 1 << 31;
 
 /// The index cannot hold more states.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error("more than {MAX_STATES} states: the state index is full")]
-pub struct IndexFull;
+pub enum IndexFull {
+    /// Every number is taken ([`MAX_STATES`]).
+    #[error("more than {MAX_STATES} states: the state index is full")]
+    Numbers,
+    /// The memory for more keys could not be allocated (the run is over its memory: a search
+    /// reports it as a stop by the memory limit, never as an abort).
+    #[error("cannot allocate {0} bytes for the keys of the state index")]
+    Memory(u64),
+}
 
 /// A concurrent set of `width`-word states, numbered on first insertion. See the module
 /// documentation.
@@ -185,33 +192,46 @@ impl StateIndex {
     ) -> Result<(), IndexFull> {
         assert_eq!(handle.index, self.id, "a handle of another index");
         debug_assert_eq!(keys.len() % self.width, 0);
-        let count = (keys.len() / self.width) as u64;
-        if handle.end - handle.next < count {
-            self.reserve(handle, count.max(BLOCK as u64))?;
-        }
+        let count = keys.len() / self.width;
         handle.hashes.clear();
         handle
             .hashes
             .extend(keys.chunks_exact(self.width).map(hash_key));
-        let participant = &handle.participant;
-        participant.enter_shared();
-        self.table.with(|t| {
-            // SAFETY: the table is replaced only in the exclusive section, and this thread is
-            // in a shared section for the whole closure.
-            let slots = unsafe { &**t };
-            let mask = slots.len() as u64 - 1;
-            for &hash in &handle.hashes {
-                prefetch(&slots[((hash >> 32) & mask) as usize]);
+        // Numbers are taken a block at a time, when the handle has none left: a state with
+        // 10,000 successors, most of them known, takes numbers only for its new ones (taking
+        // room for all of them at once left holes of up to 10,000 numbers per state, and
+        // allocated key segments for them: gigabytes for wide keys).
+        let mut done = 0;
+        while done < count {
+            if handle.next == handle.end {
+                self.reserve(handle, BLOCK as u64)?;
             }
-            for (key, &hash) in keys.chunks_exact(self.width).zip(&handle.hashes) {
-                let (number, inserted) = self.probe(slots, key, hash, handle.next);
-                if inserted {
-                    handle.next += 1;
+            let participant = &handle.participant;
+            participant.enter_shared();
+            self.table.with(|t| {
+                // SAFETY: the table is replaced only in the exclusive section, and this thread
+                // is in a shared section for the whole closure.
+                let slots = unsafe { &**t };
+                let mask = slots.len() as u64 - 1;
+                if done == 0 {
+                    for &hash in &handle.hashes {
+                        prefetch(&slots[((hash >> 32) & mask) as usize]);
+                    }
                 }
-                found.push((number, inserted));
-            }
-        });
-        participant.leave_shared();
+                // Each key may need a number: stop when the block is used up.
+                while done < count && handle.next < handle.end {
+                    let key = &keys[done * self.width..(done + 1) * self.width];
+                    let hash = handle.hashes[done];
+                    let (number, inserted) = self.probe(slots, key, hash, handle.next);
+                    if inserted {
+                        handle.next += 1;
+                    }
+                    found.push((number, inserted));
+                    done += 1;
+                }
+            });
+            participant.leave_shared();
+        }
         Ok(())
     }
 
@@ -289,10 +309,10 @@ impl StateIndex {
         let start = self.reserved.fetch_add(count, Ordering::Relaxed);
         let end = start + count;
         if end > MAX_STATES {
-            return Err(IndexFull);
+            return Err(IndexFull::Numbers);
         }
         for segment in locate(start).0..=locate(end - 1).0 {
-            self.keys.install(segment);
+            self.keys.try_install(segment).map_err(IndexFull::Memory)?;
         }
         // Ordering: Relaxed; a hint, checked again in the exclusive section.
         if end * 2 > self.capacity.load(Ordering::Relaxed) {
@@ -398,14 +418,25 @@ impl<T: ZeroedAtomic> Segmented<T> {
         self.install(segment);
     }
 
-    /// Allocates segment `segment` if it is not yet.
+    /// Allocates segment `segment` if it is not yet (an allocation failure aborts, as any).
     fn install(&self, segment: usize) {
+        if let Err(bytes) = self.try_install(segment) {
+            let layout = std::alloc::Layout::from_size_align(bytes as usize, 8)
+                .unwrap_or(std::alloc::Layout::new::<u64>());
+            std::alloc::handle_alloc_error(layout);
+        }
+    }
+
+    /// Allocates segment `segment` if it is not yet; the size of the allocation that failed
+    /// (in bytes), if one did.
+    fn try_install(&self, segment: usize) -> Result<(), u64> {
         // Ordering: Acquire, as in `get`.
         if !self.segments[segment].load(Ordering::Acquire).is_null() {
-            return;
+            return Ok(());
         }
-        let len = (BASE << segment) as usize * self.width;
-        let fresh = Box::into_raw(T::zeroed(len)) as *mut T;
+        let len = ((BASE << segment) as usize).saturating_mul(self.width);
+        let bytes = (len as u64).saturating_mul(std::mem::size_of::<T>() as u64);
+        let fresh = Box::into_raw(T::try_zeroed(len).ok_or(bytes)?) as *mut T;
         // Ordering: AcqRel on success publishes the zeroed segment; Acquire on failure sees
         // the winner's.
         let installed = self.segments[segment].compare_exchange(
@@ -419,6 +450,7 @@ impl<T: ZeroedAtomic> Segmented<T> {
             // was never shared.
             drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(fresh, len)) });
         }
+        Ok(())
     }
 }
 
@@ -509,13 +541,22 @@ fn locate(number: u64) -> (usize, u64) {
 /// Atomics that can be allocated zeroed in bulk.
 pub(crate) trait ZeroedAtomic: Sized {
     /// `n` atomics holding 0 (without touching their pages where the allocator maps zero
-    /// pages).
-    fn zeroed(n: usize) -> Box<[Self]>;
+    /// pages), or `None` if they cannot be allocated.
+    fn try_zeroed(n: usize) -> Option<Box<[Self]>>;
+
+    /// `n` atomics holding 0; an allocation failure aborts (as any allocation's).
+    fn zeroed(n: usize) -> Box<[Self]> {
+        Self::try_zeroed(n).unwrap_or_else(|| {
+            let layout =
+                std::alloc::Layout::array::<Self>(n).unwrap_or(std::alloc::Layout::new::<Self>());
+            std::alloc::handle_alloc_error(layout)
+        })
+    }
 }
 
 #[cfg(not(loom))]
 impl ZeroedAtomic for AtomicU32 {
-    fn zeroed(n: usize) -> Box<[Self]> {
+    fn try_zeroed(n: usize) -> Option<Box<[Self]>> {
         // SAFETY: all-zero bytes are the `AtomicU32` 0 (it has `u32`'s representation).
         unsafe { zeroed_slice(n) }
     }
@@ -523,40 +564,41 @@ impl ZeroedAtomic for AtomicU32 {
 
 #[cfg(not(loom))]
 impl ZeroedAtomic for AtomicU64 {
-    fn zeroed(n: usize) -> Box<[Self]> {
+    fn try_zeroed(n: usize) -> Option<Box<[Self]>> {
         // SAFETY: all-zero bytes are the `AtomicU64` 0 (it has `u64`'s representation).
         unsafe { zeroed_slice(n) }
     }
 }
 
-/// `n` values of `T` whose bytes are all zero.
+/// `n` values of `T` whose bytes are all zero; `None` if the allocation fails (or its size
+/// overflows).
 ///
 /// # Safety
 /// All-zero bytes must be a valid `T`; `n > 0`.
 #[cfg(not(loom))]
-unsafe fn zeroed_slice<T>(n: usize) -> Box<[T]> {
-    let layout = std::alloc::Layout::array::<T>(n).expect("allocation size");
+unsafe fn zeroed_slice<T>(n: usize) -> Option<Box<[T]>> {
+    let layout = std::alloc::Layout::array::<T>(n).ok()?;
     // SAFETY: the layout has a nonzero size (`n > 0`, the caller's promise).
     let ptr = unsafe { std::alloc::alloc_zeroed(layout) } as *mut T;
     if ptr.is_null() {
-        std::alloc::handle_alloc_error(layout);
+        return None;
     }
     // SAFETY: `ptr` holds `n` zeroed `T`s (valid, the caller's promise), allocated with the
     // global allocator and `T`'s array layout.
-    unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, n)) }
+    Some(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, n)) })
 }
 
 #[cfg(loom)]
 impl ZeroedAtomic for AtomicU32 {
-    fn zeroed(n: usize) -> Box<[Self]> {
-        (0..n).map(|_| AtomicU32::new(0)).collect()
+    fn try_zeroed(n: usize) -> Option<Box<[Self]>> {
+        Some((0..n).map(|_| AtomicU32::new(0)).collect())
     }
 }
 
 #[cfg(loom)]
 impl ZeroedAtomic for AtomicU64 {
-    fn zeroed(n: usize) -> Box<[Self]> {
-        (0..n).map(|_| AtomicU64::new(0)).collect()
+    fn try_zeroed(n: usize) -> Option<Box<[Self]>> {
+        Some((0..n).map(|_| AtomicU64::new(0)).collect())
     }
 }
 
@@ -627,5 +669,43 @@ mod tests {
             assert!(!new);
             assert_eq!(n, found[2 * i as usize].0);
         }
+    }
+
+    /// Found by fuzz11 (a 10,001-way interleaving): each batch of 10,000 successors, nearly
+    /// all known, took 10,000 fresh numbers, so the numbers (and the key segments allocated
+    /// for them, 40 KB a key there) grew by 10,000 per state expanded. Numbers are now taken
+    /// only for new keys: the bound stays within a block of the keys held.
+    #[test]
+    fn batches_of_known_keys_take_no_numbers() {
+        let index = StateIndex::new(2);
+        let mut h = index.handle();
+        let mut found = Vec::new();
+        let batch = |extra: u32| -> Vec<u32> {
+            (0..10_000u32)
+                .flat_map(|i| [i, 1])
+                .chain([extra, 2])
+                .collect()
+        };
+        for round in 0..50u32 {
+            found.clear();
+            index
+                .insert_many(&mut h, &batch(round), &mut found)
+                .unwrap();
+            let new = found.iter().filter(|f| f.1).count();
+            assert_eq!(new, if round == 0 { 10_001 } else { 1 });
+        }
+        // 10,001 keys, then one new key per batch: 10,050 keys.
+        assert!(
+            index.numbers_bound() <= 10_050 + BLOCK as u64,
+            "{}",
+            index.numbers_bound()
+        );
+    }
+
+    #[test]
+    fn a_key_segment_that_cannot_be_allocated_is_an_error_not_an_abort() {
+        // Groups of 2^50 words: the first segment is 2^64 bytes, more than any address space.
+        let keys = Segmented::<AtomicU32>::new(1 << 50);
+        assert_eq!(keys.try_install(0), Err(u64::MAX));
     }
 }

@@ -206,6 +206,27 @@ impl Evaluator {
         s
     }
 
+    /// The printed form of a value in a message: as [`Evaluator::show`], except that a set or
+    /// sequence of more than [`BRIEF_ITEMS`] elements shows its first ones and its size
+    /// (`{0, 1, 2, …, 9, … (10000000 elements)}`): a message about a set of ten million
+    /// integers is one line, not 88 MB.
+    pub fn show_brief(&self, v: &Value) -> String {
+        let (open, close, items): (&str, &str, &[Value]) = match v {
+            Value::Set(items) => ("{", "}", items),
+            Value::Seq(items) if !items.iter().all(|c| matches!(c, Value::Char(_))) => {
+                ("<", ">", items)
+            }
+            _ => return self.show(v),
+        };
+        if items.len() <= BRIEF_ITEMS {
+            return self.show(v);
+        }
+        let mut s = String::from(open);
+        self.write_list(&mut s, &items[..BRIEF_ITEMS]);
+        s.push_str(&format!(", … ({} elements){close}", items.len()));
+        s
+    }
+
     /// The printed form of a process term (calls by name: `P(3)`).
     pub fn show_proc(&self, p: &Proc) -> String {
         let mut s = String::new();

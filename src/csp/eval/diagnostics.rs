@@ -4,6 +4,7 @@ use super::*;
 
 impl Evaluator {
     pub(super) fn err(&self, span: Span, kind: ErrorKind, msg: impl Into<String>) -> CspError {
+        let msg = brief_message(msg.into());
         if span == Span::default() && self.sources.is_empty() {
             CspError::unpositioned(kind, msg)
         } else {
@@ -76,4 +77,24 @@ impl Evaluator {
             Target::Compression(c) => (*c).into(),
         }
     }
+}
+
+/// Longest message of an evaluation error, in bytes: a value shown whole in a message (a set
+/// of millions of elements) is cut there.
+pub(super) const MAX_MESSAGE_BYTES: usize = 4096;
+
+/// `msg`, cut after [`MAX_MESSAGE_BYTES`] (at a character boundary) with a note of the length
+/// left out.
+fn brief_message(mut msg: String) -> String {
+    if msg.len() <= MAX_MESSAGE_BYTES {
+        return msg;
+    }
+    let mut cut = MAX_MESSAGE_BYTES;
+    while !msg.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let left_out = msg.len() - cut;
+    msg.truncate(cut);
+    msg.push_str(&format!("… ({left_out} more bytes)"));
+    msg
 }

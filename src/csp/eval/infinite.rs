@@ -47,7 +47,7 @@ impl Evaluator {
             ErrorKind::Eval,
             format!(
                 "{what} needs to enumerate {}, which is infinite (or too large to enumerate)",
-                self.show(set)
+                self.show_brief(set)
             ),
         )
     }

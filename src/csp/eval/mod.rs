@@ -85,6 +85,9 @@ pub const MAX_COLLECTION: usize = 10_000_000;
 /// bound one state's successors alone would take gigabytes (`c?x?y?z` over three `{0..1000}`).
 pub const MAX_EVENTS: usize = 1 << 21;
 
+/// Elements of a large set or sequence shown in a message ([`Evaluator::show_brief`]).
+pub const BRIEF_ITEMS: usize = 10;
+
 /// Stack size of the thread [`load_script`] evaluates on.
 pub const LOAD_STACK_BYTES: usize = 256 << 20;
 

@@ -517,7 +517,7 @@ impl Evaluator {
                             .map(|i| i.to_string())
                             .collect::<Vec<_>>()
                             .join(", "),
-                        self.show(&ty)
+                        self.show_brief(&ty)
                     ),
                 ))
             }

@@ -246,9 +246,23 @@ impl Evaluator {
         Ok(())
     }
 
-    /// Sorted atom lists of all events of channel `c`.
+    /// Sorted atom lists of all events of channel `c`. The events of a channel that is not
+    /// enumerated ([`Evaluator::lazy_channel`]) are never listed: every use of them asks
+    /// whether the channel is lazy first, so its entry is an error, made without listing up
+    /// to [`MAX_COLLECTION`] events for nothing (10^7 events took a gigabyte at load).
     pub(super) fn chan_events(&self, c: u32, span: Span) -> EResult<AtomTable> {
         let compute = || {
+            if self.lazy_channel(c)? {
+                return Err(self.err(
+                    span,
+                    ErrorKind::Limit,
+                    format!(
+                        "the events of channel `{}` are not enumerated (an infinite field type, \
+                         or more than {MAX_EVENTS} events)",
+                        self.prog.channels[c as usize].name
+                    ),
+                ));
+            }
             let fields = self.chan_fields(c)?;
             let mut all: Vec<Arc<[Value]>> = Vec::new();
             self.product(&[Value::Chan(c)], &fields, span, &mut |a| {

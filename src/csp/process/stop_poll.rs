@@ -10,10 +10,15 @@ use std::cell::Cell;
 
 use super::terms::Encoding;
 use crate::csp::error::{CspError, ErrorKind};
+use crate::explore::{IndexFull, StopReason};
 
 /// Units of work (terms built, moves computed) between two looks at the signal on a thread:
 /// a look takes a lock, and the watchdog raises the signal every few milliseconds at most.
 const POLL_WORK: usize = 4096;
+
+/// Words of successor keys a network writes between two looks at the signal (a look per
+/// state would cost more than a small network's expansion).
+pub(super) const POLL_WORDS: usize = 1 << 16;
 
 thread_local! {
     /// Work done on this thread since its last look at the signal.
@@ -42,6 +47,26 @@ impl Encoding {
                     reason.describe()
                 ),
             )),
+        }
+    }
+
+    /// The error for a state index that cannot number more states. One that cannot allocate
+    /// room for more keys is over the run's memory (an allocation that fails under an
+    /// address-space bound, or one larger than the memory left): the run's stop signal is
+    /// raised with [`StopReason::MemoryLimit`], and the search ends as stopped, with its
+    /// statistics, never with an abort or a verdict.
+    pub(crate) fn index_error(&self, e: IndexFull) -> CspError {
+        match e {
+            IndexFull::Memory(_) => {
+                let stop = self.stop.lock();
+                stop.stop(StopReason::MemoryLimit);
+                let reason = stop.reason().unwrap_or(StopReason::MemoryLimit);
+                CspError::unpositioned(
+                    ErrorKind::Stopped,
+                    format!("stopped by {} ({e})", reason.describe()),
+                )
+            }
+            IndexFull::Numbers => CspError::unpositioned(ErrorKind::Limit, e.to_string()),
         }
     }
 }

@@ -79,6 +79,7 @@ use super::leaves::{LeafTable, NotExplored, Position};
 use super::network::{combine, distributed_termination, LeafMoves, NetNode, Scratch};
 use super::semantics::Semantics;
 use super::shared_leaves::merge_compressions;
+use super::stop_poll::POLL_WORDS;
 use super::terms::{term, BuildPath, Encoding, Op, Section};
 use crate::csp::error::{CspError, ErrorKind};
 use crate::csp::eval::Script;
@@ -627,7 +628,7 @@ impl CspSystem {
         ctx.found.clear();
         index
             .insert_many(handle, &ctx.next, &mut ctx.found)
-            .map_err(|e| CspError::unpositioned(ErrorKind::Limit, e.to_string()))?;
+            .map_err(|e| self.shared.sem.enc.index_error(e))?;
         let from = ctx.out.len();
         ctx.out.extend(
             ctx.labels
@@ -687,10 +688,18 @@ impl CspSystem {
         ctx.labels.clear();
         let mut tick = false;
         let width = ctx.key.len();
+        // Words written since the stop signal was last looked at: the successors of one state
+        // of a wide network take hundreds of megabytes (10,000 components, 10,000 moves).
+        let mut unpolled = 0;
         for m in &ctx.scratch.moves {
             if m.label == TICK {
                 tick = true;
                 continue;
+            }
+            unpolled += width;
+            if unpolled >= POLL_WORDS {
+                self.shared.sem.enc.poll_stop(unpolled)?;
+                unpolled = 0;
             }
             let at = ctx.next.len();
             ctx.next.extend_from_slice(&ctx.key);

@@ -53,7 +53,8 @@ fn keyword(s: &str) -> Option<Tok> {
 pub(crate) fn lex(file: u32, text: &str) -> Vec<Token> {
     let bytes = text.as_bytes();
     let mut out: Vec<Token> = Vec::new();
-    let mut i = 0usize;
+    // A byte-order mark (written by some editors) opens the text: skipped as white space.
+    let mut i = if text.starts_with('\u{feff}') { 3 } else { 0 };
     let mut newline = false;
     let span = |lo: usize, hi: usize| Span {
         file,

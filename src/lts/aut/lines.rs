@@ -117,7 +117,13 @@ pub(super) fn parse_u64(
 }
 
 pub(super) fn parse_header(line: &[u8]) -> Result<Header, Fail> {
-    let pos = skip_ws(line, 0);
+    // A UTF-8 byte-order mark (written by some editors) before the header is skipped.
+    let bom = if line.starts_with(b"\xEF\xBB\xBF") {
+        3
+    } else {
+        0
+    };
+    let pos = skip_ws(line, bom);
     if !line[pos..].starts_with(b"des") {
         return Err(Fail {
             pos,
