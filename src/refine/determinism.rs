@@ -12,7 +12,9 @@
 //! Which state of the failing node is named as the refusing (or diverging) one is chosen after
 //! the search, by following the trace again from the initial state with every set kept in
 //! discovery order (states in the order the system lists successors, which is canonical):
-//! the first such state in that order.
+//! the first such state in that order. So is the state that performs the event, which the
+//! violation names by its position in that order (a system's own state numbers may depend on
+//! the order threads met the states).
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -182,8 +184,8 @@ impl<T: TransitionSystem> Driven for Subsets<'_, T> {
 /// Searches `ts` (which must number its states) for nondeterminism in `model` (traces is
 /// treated as failures). The counterexample's `state` is the canonical id of the failing
 /// normal-form node; the returned `state` is the refusing (or diverging) state of the
-/// system, and `performer` in the violation is the state number of one that performs the
-/// event.
+/// system, and `performer` one that performs the event (the violation's `performer` is its
+/// position among the states the trace reaches, in discovery order).
 pub fn search_determinism<T: TransitionSystem>(
     engine: &Engine,
     ts: &T,
@@ -212,10 +214,12 @@ pub fn search_determinism<T: TransitionSystem>(
         return Err(RefineError::Stopped(reason));
     }
     let mut state = None;
+    let mut performer = None;
     let counterexample = run.witness.as_ref().map(|w| {
         let labels = run.trace_to(w.id);
-        let (chosen, violation) = subsets.explain(&labels, &w.witness);
+        let (chosen, performing, violation) = subsets.explain(&labels, &w.witness);
         state = Some(chosen);
+        performer = performing;
         PropertyCounterexample {
             trace: labels.iter().map(|&l| ts.label_name(l)).collect(),
             state: w.id.0,
@@ -226,6 +230,7 @@ pub fn search_determinism<T: TransitionSystem>(
     Ok(PropertySearch {
         counterexample,
         state,
+        performer,
         states: run.stats.states,
         transitions: run.stats.transitions,
         levels: run.stats.levels,
@@ -237,8 +242,13 @@ pub fn search_determinism<T: TransitionSystem>(
 
 impl<T: TransitionSystem> Subsets<'_, T> {
     /// The state named by a witness found after the visible `trace`: the first, in discovery
-    /// order, that diverges or stably refuses the event; and the violation as reported.
-    fn explain(&self, trace: &[Label], found: &Nondeterministic) -> (T::State, PropertyViolation) {
+    /// order, that diverges or stably refuses the event; for a refusal, the first that
+    /// performs the event; and the violation as reported.
+    fn explain(
+        &self,
+        trace: &[Label],
+        found: &Nondeterministic,
+    ) -> (T::State, Option<T::State>, PropertyViolation) {
         let mut set = self.closure_in_order(vec![self.ts.initial_state()]);
         for &label in trace {
             let mut next = Vec::new();
@@ -258,7 +268,7 @@ impl<T: TransitionSystem> Subsets<'_, T> {
                     .find(|s| self.divergence.diverges(s))
                     .expect("the node diverges")
                     .clone();
-                (s, PropertyViolation::Divergence)
+                (s, None, PropertyViolation::Divergence)
             }
             Nondeterministic::Refuses(event) => {
                 let moves = self.moves(&set);
@@ -282,9 +292,9 @@ impl<T: TransitionSystem> Subsets<'_, T> {
                 let violation = PropertyViolation::Nondeterminism {
                     event: self.ts.label_name(event),
                     accepted: accepted.iter().map(|&l| self.ts.label_name(l)).collect(),
-                    performer: self.number(&set[performer]),
+                    performer: performer as u32,
                 };
-                (set[at].clone(), violation)
+                (set[at].clone(), Some(set[performer].clone()), violation)
             }
         }
     }
