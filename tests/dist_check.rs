@@ -49,8 +49,8 @@ fn without_timings(value: &Value) -> Value {
 }
 
 /// Whether a distributed run shares an assertion's search: a refinement in the traces,
-/// failures or failures-divergences model, deadlock or divergence (livelock) freedom, or
-/// `has trace`. Determinism runs in each process alike.
+/// failures or failures-divergences model, deadlock or divergence (livelock) freedom,
+/// determinism, or `has trace`.
 fn shareable(assertion: &str) -> bool {
     let text: String = assertion.split_whitespace().collect();
     [
@@ -61,6 +61,7 @@ fn shareable(assertion: &str) -> bool {
         ":[divergencefree",
         ":[livelockfree",
         ":[hastrace",
+        ":[deterministic",
     ]
     .iter()
     .any(|m| text.contains(m))
@@ -171,13 +172,16 @@ fn distributed_checks_give_the_single_process_verdicts_counts_and_counterexample
 }
 
 /// Scripts with failing checks of every kind that a distributed run shares: refinements in
-/// T, F and FD (antichain pairs, packed in one word or wide), deadlock and divergence freedom.
-const FAILING_SCRIPTS: [&str; 5] = [
+/// T, F and FD (antichain pairs, packed in one word or wide), deadlock and divergence freedom,
+/// `has trace` (a trace performed, a divergence after a prefix, the deepest pair of one not
+/// performed) and determinism (nodes wider than the first keys, divergences).
+const FAILING_SCRIPTS: [&str; 6] = [
     "examples/bounded_buffer.csp",
     "examples/mutual_exclusion.csp",
     "tests/cases/should_pass/divergence.csp",
     "tests/cases/should_pass/dist_wide_encoding.csp",
     "tests/cases/should_pass/compact_wide_encoding.csp",
+    "tests/cases/should_pass/dist11_shared_properties.csp",
 ];
 
 /// `weft check SCRIPT` (text) in one process of `threads` threads: its output and exit code.
@@ -195,10 +199,11 @@ fn single_text(script: &str, threads: usize) -> (String, i32) {
 /// A failing check's counterexample is rebuilt by the processes together (the owners number
 /// the pairs as one process numbers them, and the path comes back from their parent
 /// records): the text output is byte for byte that of one process of 1 or 2 threads, and the
-/// JSON output is too but for timings, at 1, 2 and 3 processes of 1 or 2 workers.
+/// JSON output is too but for timings, at 1, 2 and 3 processes of 1 or 2 workers (layouts
+/// 1x2, 2x1, 2x2, 3x1, 3x2), every shareable assertion shared.
 #[test]
 fn failing_distributed_checks_print_the_single_process_counterexamples_byte_for_byte() {
-    let mut failing = [0usize; 5];
+    let mut failing = [0usize; 7];
     for script in FAILING_SCRIPTS {
         let path = root().join(script);
         let path = path.to_str().unwrap();
@@ -218,9 +223,17 @@ fn failing_distributed_checks_print_the_single_process_counterexamples_byte_for_
                 .unwrap()
                 .split_whitespace()
                 .collect();
-            let kind = ["[T=", "[F=", "[FD=", "deadlockfree", "divergencefree"]
-                .iter()
-                .position(|k| assertion.contains(k));
+            let kind = [
+                "[T=",
+                "[F=",
+                "[FD=",
+                "deadlockfree",
+                "divergencefree",
+                "hastrace",
+                "deterministic",
+            ]
+            .iter()
+            .position(|k| assertion.contains(k));
             if let Some(kind) = kind {
                 failing[kind] += 1;
             }
@@ -238,7 +251,8 @@ fn failing_distributed_checks_print_the_single_process_counterexamples_byte_for_
     }
     assert!(
         failing.iter().all(|&n| n >= 1),
-        "failing checks by kind (T, F, FD, deadlock, divergence): {failing:?}"
+        "failing checks by kind (T, F, FD, deadlock, divergence, has trace, determinism): \
+         {failing:?}"
     );
 }
 
