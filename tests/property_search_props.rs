@@ -81,8 +81,13 @@ proptest! {
                             PropertyViolation::Divergence => prop_assert!(lts.is_divergent(state)),
                             PropertyViolation::Nondeterminism { accepted, event, performer } => {
                                 prop_assert!(oracle.refuses(state, event));
-                                prop_assert!(oracle.after(&g.trace).contains(performer));
-                                prop_assert!(oracle.offers(*performer).contains(event));
+                                // The violation names the performing state by its position
+                                // in discovery order; the search returns the state itself.
+                                let performing = got.performer.expect("a performing state");
+                                prop_assert!(oracle.after(&g.trace).contains(&performing));
+                                prop_assert!(oracle.offers(performing).contains(event));
+                                // Each state the trace reaches is listed once.
+                                prop_assert!((*performer as usize) < oracle.after(&g.trace).len());
                                 prop_assert_eq!(oracle.acceptance(state), accepted.iter().cloned().collect());
                             }
                             other => prop_assert!(false, "unexpected {other:?}"),

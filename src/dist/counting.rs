@@ -38,6 +38,7 @@ pub(super) fn run_worker<T: TransitionSystem>(
         on_level: opts.on_level.clone(),
         fingerprint: 0,
         witness_path: false,
+        deepest_path: false,
     };
     let persist = opts.persist.as_ref();
     let searched = match Packed::new(ts) {

@@ -25,7 +25,7 @@ use super::checkpoint::{
     layout, levels_of, read_part, remove_before, write_part, Head, Part, Persistence,
 };
 use super::rounds::Rounds;
-use super::search::{all_gather, owner_of, report_level, stop_code, stop_reason};
+use super::search::{all_gather, owner_of, report_level, stop_code, stop_reason, union_gather};
 use super::{execute_scoped, Connected, Connector, DistError, DistOptions};
 pub use crate::explore::compact::{pair_key, AlonePairs};
 use crate::explore::keyed::{join, split, KeySet, KeyedProduct};
@@ -266,6 +266,7 @@ where
     let gathered = all_gather(&mut counts, worker, &[me as u32, b_lo, b_hi, d_lo, d_hi]);
     let bytes: u64 = gathered.iter().map(|r| join(r[1], r[2])).sum();
     let dead_ends: u64 = gathered.iter().map(|r| join(r[3], r[4])).sum();
+    let marks = union_gather(&mut counts, worker, &product.marks());
     Ok(PairSearch {
         pairs: level_end,
         transitions: all_transitions,
@@ -278,6 +279,8 @@ where
         workers: peers,
         most_held: level_end,
         witness: None,
+        deepest: None,
+        marks,
     })
 }
 

@@ -76,6 +76,9 @@ pub(super) struct Owned {
     handle: IndexHandle,
     pub(super) parent_key: Vec<u64>,
     pub(super) id_of: Vec<u32>,
+    /// `(id, number)` of every state numbered so far, by id (each level's ids follow the
+    /// last level's): the index of the path walk ([`path_to`]), one lookup a step.
+    by_id: Vec<(u32, u32)>,
     /// Numbers of the states first met in the level in progress.
     pub(super) candidates: Vec<u32>,
     keys: Vec<u32>,
@@ -93,6 +96,7 @@ impl Owned {
             handle,
             parent_key: Vec::new(),
             id_of: Vec::new(),
+            by_id: Vec::new(),
             candidates: Vec::new(),
             keys: Vec::new(),
             step_keys: Vec::new(),
@@ -167,9 +171,32 @@ impl Owned {
         ranked
     }
 
-    /// The number of the owned state with id `id`, if this worker owns it.
+    /// Gives the owned states of `level` (`(id, number)`, by id; ids above every id given
+    /// before) their ids.
+    pub(super) fn number_level(&mut self, level: &[(u32, u32)]) {
+        debug_assert!(level.windows(2).all(|w| w[0].0 < w[1].0));
+        debug_assert!(level
+            .first()
+            .zip(self.by_id.last())
+            .is_none_or(|(first, last)| first.0 > last.0));
+        for &(id, n) in level {
+            self.id_of[n as usize] = id;
+        }
+        self.by_id.extend_from_slice(level);
+    }
+
+    /// `(id, number)` of every owned state numbered so far, by id.
+    pub(super) fn numbered(&self) -> &[(u32, u32)] {
+        &self.by_id
+    }
+
+    /// The number of the owned state with id `id`, if this worker owns it (a binary search
+    /// of the ids given so far).
     pub(super) fn number_of_id(&self, id: u32) -> Option<u32> {
-        self.id_of.iter().position(|&i| i == id).map(|n| n as u32)
+        self.by_id
+            .binary_search_by_key(&id, |&(i, _)| i)
+            .ok()
+            .map(|at| self.by_id[at].1)
     }
 }
 
@@ -195,6 +222,19 @@ pub(super) fn all_gather(
         }
     });
     by_sender
+}
+
+/// Sends `mine` to every worker and returns the union of what all sent, in order (every
+/// worker takes part, with any number of words).
+pub(super) fn union_gather(channel: &mut Rounds, worker: &mut Worker, mine: &[u32]) -> Vec<u32> {
+    let mut union = Vec::new();
+    if !mine.is_empty() {
+        channel.push_to_all(mine);
+    }
+    channel.finish_round(worker, |batch| union.extend_from_slice(&batch));
+    union.sort_unstable();
+    union.dedup();
+    union
 }
 
 /// Runs worker `worker.index()` of a distributed exploration of `ts` to its end.
@@ -229,7 +269,7 @@ pub(super) fn run_worker<T: TransitionSystem>(
                 .collect::<Vec<_>>(),
         )?;
         let n = owned.candidates.pop().expect("the initial state is new");
-        owned.id_of[n as usize] = 0;
+        owned.number_level(&[(0, n)]);
         frontier.push((0, n));
     }
 
@@ -323,12 +363,10 @@ pub(super) fn run_worker<T: TransitionSystem>(
         }
         let mut next: Vec<(u32, u32)> = Vec::new();
         ids.finish_round(worker, |batch| {
-            for r in batch.chunks_exact(2) {
-                owned.id_of[r[0] as usize] = r[1];
-                next.push((r[1], r[0]));
-            }
+            next.extend(batch.chunks_exact(2).map(|r| (r[1], r[0])));
         });
         next.sort_unstable();
+        owned.number_level(&next);
         frontier = next;
         owned.candidates.clear();
         level_start = level_end;
@@ -505,4 +543,38 @@ fn trace_to<T: TransitionSystem>(
         labels.push(ts.label_name(label));
     }
     Ok(labels)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Ids given level by level are found again by the path walk's lookup, and only the
+    /// owned ones.
+    #[test]
+    fn owned_states_are_found_by_id() {
+        let mut owned = Owned::new(1);
+        // Five states met from parent 0, steps 0..5, with words 10..15.
+        let batch: Vec<u32> = (0..5u32).flat_map(|k| [0, k, 10 + k]).collect();
+        owned.offer_batch(&batch).unwrap();
+        let numbers = owned.candidates.clone();
+        assert_eq!(numbers.len(), 5);
+        owned.number_level(&[(0, numbers[0])]);
+        // Ids 3, 7 and 9 for three of them (another worker owns the ids between).
+        let mut level = vec![(9, numbers[1]), (3, numbers[2]), (7, numbers[3])];
+        level.sort_unstable();
+        owned.number_level(&level);
+        for (id, n) in [
+            (0, numbers[0]),
+            (9, numbers[1]),
+            (3, numbers[2]),
+            (7, numbers[3]),
+        ] {
+            assert_eq!(owned.number_of_id(id), Some(n), "id {id}");
+            assert_eq!(owned.id_of[n as usize], id);
+        }
+        for id in [1, 2, 4, 8, 10, u32::MAX - 1] {
+            assert_eq!(owned.number_of_id(id), None, "id {id}");
+        }
+    }
 }

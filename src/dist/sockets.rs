@@ -4,7 +4,9 @@
 //! up to a second (and a distributed `weft check` connects once per refinement it shares).
 //! Here each process listens on its address, connects to every process before it (retrying
 //! every few milliseconds until the deadline) and accepts every process after it; each
-//! connection starts with the connecting process's index. The connections then go to
+//! connection starts with the connecting process's index, which the accepting process
+//! answers with its own (so that a port another program listens on is an error, not a wait
+//! without end). The connections then go to
 //! timely's own networking (`initialize_networking_from_sockets`), as timely's set-up would
 //! hand them.
 
@@ -44,6 +46,26 @@ pub(super) fn connect_all(
         };
         stream.set_nodelay(true)?;
         stream.write_all(&(me as u64).to_be_bytes())?;
+        // The process there answers with its own index: a listener of another program at
+        // that address (a port taken by another service) never does, and must not leave this
+        // process waiting for timely's handshake forever.
+        stream.set_read_timeout(Some(
+            deadline
+                .saturating_duration_since(Instant::now())
+                .max(RETRY),
+        ))?;
+        let mut answer = [0u8; 8];
+        let answered = stream.read_exact(&mut answer);
+        if answered.is_err() || u64::from_be_bytes(answer) != index as u64 {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "what listens at {address} did not answer as process {index} of this run{}",
+                    answered.err().map_or(String::new(), |e| format!(" ({e})"))
+                ),
+            ));
+        }
+        stream.set_read_timeout(None)?;
         sockets[index] = Some(stream);
     }
     // Accept the processes after this one.
@@ -68,6 +90,7 @@ pub(super) fn connect_all(
                         format!("a connection from an unexpected process ({index})"),
                     ));
                 }
+                stream.write_all(&(me as u64).to_be_bytes())?;
                 sockets[index] = Some(stream);
                 awaited -= 1;
             }

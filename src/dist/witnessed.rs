@@ -23,11 +23,13 @@ use timely::worker::Worker;
 
 use super::rounds::Rounds;
 use super::search::{
-    all_gather, join, owner_of, path_to, report_level, split, stop_code, stop_reason, Owned,
-    FAILED, UNNUMBERED,
+    all_gather, join, owner_of, path_to, report_level, split, stop_code, stop_reason, union_gather,
+    Owned, FAILED, UNNUMBERED,
 };
 use super::{DistError, DistOptions};
-use crate::explore::keyed::{FoundAt, KeyedProduct, PairOptions, PairSearch, PairWitness};
+use crate::explore::keyed::{
+    FoundAt, KeyedProduct, PairOptions, PairPath, PairSearch, PairWitness,
+};
 use crate::explore::{StopReason, StopSignal};
 
 /// Pairs expanded between two looks at the channels (and at the stop signal).
@@ -99,7 +101,7 @@ where
             antichain.prune(product, &mut owned);
         }
         let n = owned.candidates.pop().expect("the initial pair is new");
-        owned.id_of[n as usize] = 0;
+        owned.number_level(&[(0, n)]);
         frontier.push((0, n));
     }
 
@@ -241,12 +243,10 @@ where
         }
         let mut next: Vec<(u32, u32)> = Vec::new();
         ids.finish_round(worker, |batch| {
-            for r in batch.chunks_exact(2) {
-                owned.id_of[r[0] as usize] = r[1];
-                next.push((r[1], r[0]));
-            }
+            next.extend(batch.chunks_exact(2).map(|r| (r[1], r[0])));
         });
         next.sort_unstable();
+        owned.number_level(&next);
         frontier = next;
         owned.candidates.clear();
         level_start = level_end;
@@ -267,18 +267,25 @@ where
     let [d_lo, d_hi] = split(dead_ends);
     let gathered = all_gather(&mut counts, worker, &[me as u32, d_lo, d_hi]);
     let dead_ends: u64 = gathered.iter().map(|r| join(r[1], r[2])).sum();
+    let marks = union_gather(&mut counts, worker, &product.marks());
     let witness = match witness {
         Some((at, id)) if stopped.is_none() => {
-            let path = path_to(worker, &mut paths, &owned, id)?;
-            let steps = path.iter().skip(1).map(|&(_, k)| k).collect();
+            let PairPath { id, keys, steps } = pair_path(worker, &mut paths, &owned, id)?;
             Some(PairWitness {
                 id,
                 at,
-                keys: path.into_iter().map(|(key, _)| key).collect(),
+                keys,
                 steps,
             })
         }
         _ => None,
+    };
+    // Every worker reads the same `witness` and `stopped` (from the level's all-gather).
+    let deepest = if witness.is_none() && stopped.is_none() && opts.deepest_path {
+        let id = deepest_id(worker, &mut counts, product, &owned)?;
+        Some(pair_path(worker, &mut paths, &owned, id)?)
+    } else {
+        None
     };
     debug_assert!(owned
         .id_of
@@ -296,7 +303,57 @@ where
         workers: peers,
         most_held,
         witness,
+        deepest,
+        marks,
     })
+}
+
+/// The least path to the pair with id `id` ([`path_to`]), as the keys of its pairs and the
+/// index of each step.
+fn pair_path(
+    worker: &mut Worker,
+    paths: &mut Rounds,
+    owned: &Owned,
+    id: u32,
+) -> Result<PairPath, DistError> {
+    let path = path_to(worker, paths, owned, id)?;
+    let steps = path.iter().skip(1).map(|&(_, k)| k).collect();
+    Ok(PairPath {
+        id,
+        keys: path.into_iter().map(|(key, _)| key).collect(),
+        steps,
+    })
+}
+
+/// The id of the pair of the greatest node among all the workers' numbered pairs, the least
+/// id among those (an all-gather of each worker's own).
+fn deepest_id<P: KeyedProduct + ?Sized>(
+    worker: &mut Worker,
+    counts: &mut Rounds,
+    product: &P,
+    owned: &Owned,
+) -> Result<u32, DistError> {
+    let mut key = vec![0u32; owned.width];
+    // This worker's: (node, id); the numbered pairs come by id, so the first of a node is
+    // the least.
+    let mut best: Option<(u32, u32)> = None;
+    for &(id, n) in owned.numbered() {
+        owned.index.read_key(n, &mut key);
+        let node = product.node_of(&key);
+        if best.is_none_or(|(b, _)| node > b) {
+            best = Some((node, id));
+        }
+    }
+    let me = worker.index() as u32;
+    let (node, id) = best.unwrap_or((0, UNNUMBERED));
+    let gathered = all_gather(counts, worker, &[me, best.is_some() as u32, node, id]);
+    gathered
+        .iter()
+        .filter(|r| r[1] != 0)
+        .map(|r| (std::cmp::Reverse(r[2]), r[3]))
+        .min()
+        .map(|(_, id)| id)
+        .ok_or_else(|| DistError::Worker("no worker holds a numbered pair".into()))
 }
 
 /// The antichain of one owner's pairs, by implementation state: the nodes of the pairs kept

@@ -58,6 +58,13 @@ pub trait KeyedProduct: Sync {
     fn covers(&self, a: u32, b: u32) -> bool {
         a == b
     }
+
+    /// Numbers this process's expansions marked (for a check, the normal-form nodes whose
+    /// successors its pairs asked for), read when the search ends: a distributed search
+    /// returns the union of every process's ([`PairSearch::marks`]). None by default.
+    fn marks(&self) -> Vec<u32> {
+        Vec::new()
+    }
 }
 
 /// Where a violation found by expanding a pair shows (as [`super::engine::Found`] says).
@@ -462,6 +469,24 @@ pub struct PairSearch {
     /// With [`PairOptions::witness_path`], the least violation of the last level expanded
     /// and the least path to it, if the search found one.
     pub witness: Option<PairWitness>,
+    /// With [`PairOptions::deepest_path`], where the search ended without a violation: the
+    /// least path to the pair of the greatest node, the least id among those.
+    pub deepest: Option<PairPath>,
+    /// The union of every process's [`KeyedProduct::marks`] at the search's end, in order.
+    pub marks: Vec<u32>,
+}
+
+/// The least path to a pair of a search that numbered its pairs canonically, rebuilt from
+/// the owners' parent records.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PairPath {
+    /// The pair's canonical id.
+    pub id: u32,
+    /// The keys of the pairs of the path, from the initial pair to this one.
+    pub keys: Vec<Vec<u32>>,
+    /// Per step of the path: its index among the steps out of its source, in the product's
+    /// order (one fewer than the keys).
+    pub steps: Vec<u32>,
 }
 
 /// The least violation of a search that numbered its pairs canonically (as the engine
@@ -497,6 +522,10 @@ pub struct PairOptions {
     /// least violation of the first level that has one ([`PairSearch::witness`]): a search
     /// for a counterexample, which keeps more per pair than one that decides only.
     pub witness_path: bool,
+    /// With [`PairOptions::witness_path`]: where the search ends without a violation, also
+    /// rebuild the path to the pair of the greatest node, the least id among those
+    /// ([`PairSearch::deepest`]; a search for a trace, whose nodes count the events done).
+    pub deepest_path: bool,
 }
 
 #[cfg(test)]

@@ -130,6 +130,9 @@ pub(crate) struct CompactSearch {
     pub(crate) violated: bool,
     /// Why the search stopped early, if it did.
     pub(crate) stopped: Option<StopReason>,
+    /// A search shared by the processes of a distributed run: the union of the processes'
+    /// marks ([`KeyedProduct::marks`]; for a check, the normal-form nodes asked for).
+    pub(crate) marks: Vec<u32>,
 }
 
 /// Runs `product` (over a [`crate::explore::compact::Packed`] implementation of `bits` bits)
@@ -162,6 +165,7 @@ where
         stats,
         violated: run.witness.is_some(),
         stopped: run.stats.stopped,
+        marks: Vec::new(),
     })
 }
 
@@ -226,11 +230,18 @@ pub(crate) fn search_product_shared<I: TransitionSystem>(
 ) -> Result<Option<CompactSearch>, RefineError> {
     let spec_sets = nf.num_sets() as u64;
     let kind = 1 + model as u8;
+    // The figures say how many nodes a normal form built on demand would have made.
+    nf.record_asked();
     if let Some(packed) = Packed::new(imp).filter(|p| nodes_fit(nf, p.bits())) {
         let product = Product::new(nf, events, &packed, model, stop).limited_to(opts.max_states);
         let keys = PackedKeys {
             product: &product,
             bits: packed.bits(),
+        };
+        let keys = OverNodes {
+            keys: &keys,
+            nf,
+            antichain: false,
         };
         return search_shared(
             &keys,
@@ -244,7 +255,14 @@ pub(crate) fn search_product_shared<I: TransitionSystem>(
     }
     let product = Product::new(nf, events, imp, model, stop).limited_to(opts.max_states);
     match EncodedKeys::new(&product, imp) {
-        Some(keys) => search_shared(&keys, kind, spec_sets, 0, system_opts, opts, stop),
+        Some(keys) => {
+            let keys = OverNodes {
+                keys: &keys,
+                nf,
+                antichain: false,
+            };
+            search_shared(&keys, kind, spec_sets, 0, system_opts, opts, stop)
+        }
         None => Ok(None),
     }
 }
@@ -270,7 +288,7 @@ pub(crate) fn search_shared(
             (spec_sets >> 32) as u32,
             bits,
         ],
-        false,
+        Numbering::Exact,
         system_opts,
         opts,
         stop,
@@ -297,18 +315,23 @@ pub(crate) fn search_shared(
         },
         violated: searched.violated,
         stopped: searched.stopped,
+        marks: searched.marks,
     }))
 }
 
 /// Searches `product` as [`search_shared`] does, numbering its pairs canonically (as the
 /// engine numbers those of an exact search), to the end of its first level with a violation,
 /// and rebuilds the least path to the least one across the processes
-/// ([`PairOptions::witness_path`]); `None` without a distributed run.
+/// ([`PairOptions::witness_path`]); with `deepest`, where there is none, the least path to
+/// the pair of the greatest node ([`PairOptions::deepest_path`]). `None` without a
+/// distributed run.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn search_witness_shared(
     product: &dyn KeyedProduct,
     fingerprint_kind: u8,
     spec_sets: u64,
     bits: u32,
+    deepest: bool,
     system_opts: &SystemOptions,
     opts: &RunOptions,
     stop: &StopSignal,
@@ -321,22 +344,41 @@ pub(crate) fn search_witness_shared(
             (spec_sets >> 32) as u32,
             bits,
         ],
-        true,
+        if deepest {
+            Numbering::NumberedDeepest
+        } else {
+            Numbering::Numbered
+        },
         system_opts,
         opts,
         stop,
     )
 }
 
-/// The pairs of a product kept as an antichain by the owners of a numbered distributed search:
-/// a pair is covered by one of the same implementation state whose normal-form node is a
-/// subset of its own, as in the engine's [`super::antichain::ConcurrentAntichain`].
-struct Antichained<'a, 'n> {
-    keys: &'a dyn KeyedProduct,
-    nf: &'a SharedNormalForm<'n>,
+/// How a shared search keeps its pairs.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Numbering {
+    /// Exact pairs, no ids: a search that decides only.
+    Exact,
+    /// Numbered pairs and the path to the least violation.
+    Numbered,
+    /// Numbered, and where there is no violation the path to the deepest pair.
+    NumberedDeepest,
 }
 
-impl KeyedProduct for Antichained<'_, '_> {
+/// The pairs of a product over the normal form `nf` (made whole, asked nodes recorded:
+/// [`SharedNormalForm::record_asked`]), as a distributed search keeps them: with `antichain`,
+/// as an antichain kept by the owners of a numbered search (a pair is covered by one of the
+/// same implementation state whose normal-form node is a subset of its own, as in the
+/// engine's [`super::antichain::ConcurrentAntichain`]), else exact. Its marks are the nodes
+/// whose successors this process's expansions asked for.
+struct OverNodes<'a, 'n> {
+    keys: &'a dyn KeyedProduct,
+    nf: &'a SharedNormalForm<'n>,
+    antichain: bool,
+}
+
+impl KeyedProduct for OverNodes<'_, '_> {
     fn key_width(&self) -> usize {
         self.keys.key_width()
     }
@@ -358,11 +400,19 @@ impl KeyedProduct for Antichained<'_, '_> {
     }
 
     fn has_antichain(&self) -> bool {
-        true
+        self.antichain
     }
 
     fn covers(&self, a: u32, b: u32) -> bool {
-        self.nf.is_subset(a, b)
+        if self.antichain {
+            self.nf.is_subset(a, b)
+        } else {
+            a == b
+        }
+    }
+
+    fn marks(&self) -> Vec<u32> {
+        self.nf.asked()
     }
 }
 
@@ -408,10 +458,23 @@ pub(crate) fn search_product_witness_shared<I: TransitionSystem>(
     let kind = 1 + model as u8;
     let original = Product::new(nf, events, imp, model, stop).limited_to(opts.max_states);
     let searched = |keys: &dyn KeyedProduct, bits: u32| {
-        let antichained = Antichained { keys, nf };
-        let product: &dyn KeyedProduct = if antichain { &antichained } else { keys };
+        let product = OverNodes {
+            keys,
+            nf,
+            antichain,
+        };
+        let product: &dyn KeyedProduct = &product;
         let spec_sets = nf.num_sets() as u64;
-        search_witness_shared(product, kind, spec_sets, bits, system_opts, opts, stop)
+        search_witness_shared(
+            product,
+            kind,
+            spec_sets,
+            bits,
+            false,
+            system_opts,
+            opts,
+            stop,
+        )
     };
     let (found, key_of): (_, Box<PairKeyOf<'_, I>>) = match Packed::new(imp)
         .filter(|p| nodes_fit(nf, p.bits()))
@@ -477,7 +540,7 @@ pub(crate) fn search_product_witness_shared<I: TransitionSystem>(
 fn shared_pairs(
     product: &dyn KeyedProduct,
     what: [u32; 4],
-    witness_path: bool,
+    numbering: Numbering,
     system_opts: &SystemOptions,
     opts: &RunOptions,
     stop: &StopSignal,
@@ -486,12 +549,13 @@ fn shared_pairs(
         return Ok(None);
     };
     let mut words = what.to_vec();
-    words.push(witness_path as u32);
+    words.push(numbering as u32);
     let pair_opts = PairOptions {
         max_pairs: opts.max_states,
         on_level: opts.on_level.clone(),
         fingerprint: crate::hash::hash_words(&words),
-        witness_path,
+        witness_path: numbering != Numbering::Exact,
+        deepest_path: numbering == Numbering::NumberedDeepest,
     };
     shared
         .search(product, &pair_opts, stop)
@@ -509,18 +573,47 @@ pub(crate) fn replay_witness<D: Driven>(
     witness: &PairWitness,
     key_of: &dyn Fn(&D::State) -> Vec<u32>,
 ) -> Result<Replayed<D>, RefineError> {
-    let failed = |what: String| {
-        RefineError::ReplayFailed(format!(
-            "the path rebuilt by the processes of the distributed run {what}"
-        ))
-    };
+    let path = replay_path(system, &witness.keys, &witness.steps, key_of)?;
+    let state = path
+        .last()
+        .map_or_else(|| system.initial_state(), |(_, s)| s.clone());
+    match system.expand(&state, &mut |_, _| {}) {
+        Some(found) if FoundAt::from(&found) == witness.at => Ok((
+            path,
+            match found {
+                Found::AtState(w) | Found::AtStep(w) => w,
+            },
+        )),
+        _ => Err(replay_failed("ends at a pair without its violation".into())),
+    }
+}
+
+/// The error of a path rebuilt by the processes that is not a path of the system here.
+fn replay_failed(what: String) -> RefineError {
+    RefineError::ReplayFailed(format!(
+        "the path rebuilt by the processes of the distributed run {what}"
+    ))
+}
+
+/// Replays a path rebuilt by the processes of a distributed run (the `keys` of its pairs, and
+/// the index of each step among the steps out of its source) on `system`, whose states
+/// `key_of` keys as the search did: from the initial state, each step the one of its index,
+/// each state reached checked against the path's key. Returns the steps `(label, state
+/// reached)`.
+pub(crate) fn replay_path<D: Driven>(
+    system: &D,
+    keys: &[Vec<u32>],
+    steps: &[u32],
+    key_of: &dyn Fn(&D::State) -> Vec<u32>,
+) -> Result<Vec<(Label, D::State)>, RefineError> {
+    let failed = replay_failed;
     let mut state = system.initial_state();
-    if witness.keys.first() != Some(&key_of(&state)) {
+    if keys.first() != Some(&key_of(&state)) {
         return Err(failed("does not start at the initial pair".into()));
     }
-    let mut path = Vec::with_capacity(witness.steps.len());
+    let mut path = Vec::with_capacity(steps.len());
     let mut successors: Vec<(Label, D::State)> = Vec::new();
-    for (i, &k) in witness.steps.iter().enumerate() {
+    for (i, &k) in steps.iter().enumerate() {
         successors.clear();
         let _ = system.expand(&state, &mut |label, target| {
             successors.push((label, target))
@@ -530,7 +623,7 @@ pub(crate) fn replay_witness<D: Driven>(
                 "has a step {k} that pair {i} does not have"
             )));
         };
-        if witness.keys.get(i + 1) != Some(&key_of(&target)) {
+        if keys.get(i + 1) != Some(&key_of(&target)) {
             return Err(failed(format!(
                 "reaches another pair by step {k} of pair {i}"
             )));
@@ -538,15 +631,7 @@ pub(crate) fn replay_witness<D: Driven>(
         path.push((label, target.clone()));
         state = target;
     }
-    match system.expand(&state, &mut |_, _| {}) {
-        Some(found) if FoundAt::from(&found) == witness.at => Ok((
-            path,
-            match found {
-                Found::AtState(w) | Found::AtStep(w) => w,
-            },
-        )),
-        _ => Err(failed("ends at a pair without its violation".into())),
-    }
+    Ok(path)
 }
 
 /// The visited pairs of a compact product search over an implementation whose encoding, or
@@ -625,6 +710,7 @@ where
         stats,
         violated: run.witness.is_some(),
         stopped: run.stats.stopped,
+        marks: Vec::new(),
     })
 }
 

@@ -12,16 +12,20 @@
 //! Which state of the failing node is named as the refusing (or diverging) one is chosen after
 //! the search, by following the trace again from the initial state with every set kept in
 //! discovery order (states in the order the system lists successors, which is canonical):
-//! the first such state in that order.
+//! the first such state in that order. So is the state that performs the event, which the
+//! violation names by its position in that order (a system's own state numbers may depend on
+//! the order threads met the states).
 
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::compact;
 use super::divergence::DivergenceMemo;
 use super::label_names::LabelNames;
 use super::properties::{PropertyCounterexample, PropertyViolation, TICK};
 use super::{Model, PropertySearch, RefineError, SystemOptions};
+use crate::explore::keyed::{FoundAt, KeyedProduct};
 use crate::explore::{Driven, Engine, Found, HashedVisited, RunOptions, StopSignal};
 use crate::ts::{Label, TransitionSystem, TAU};
 
@@ -182,8 +186,8 @@ impl<T: TransitionSystem> Driven for Subsets<'_, T> {
 /// Searches `ts` (which must number its states) for nondeterminism in `model` (traces is
 /// treated as failures). The counterexample's `state` is the canonical id of the failing
 /// normal-form node; the returned `state` is the refusing (or diverging) state of the
-/// system, and `performer` in the violation is the state number of one that performs the
-/// event.
+/// system, and `performer` one that performs the event (the violation's `performer` is its
+/// position among the states the trace reaches, in discovery order).
 pub fn search_determinism<T: TransitionSystem>(
     engine: &Engine,
     ts: &T,
@@ -207,15 +211,21 @@ pub fn search_determinism<T: TransitionSystem>(
         on_level: system_opts.on_level.clone(),
         ..Default::default()
     };
+    if let Some(mut searched) = search_shared(&subsets, system_opts, &opts, stop)? {
+        searched.seconds = start.elapsed().as_secs_f64();
+        return Ok(searched);
+    }
     let run = engine.run(&subsets, &HashedVisited::new(engine.threads()), &opts, stop);
     if let Some(reason) = run.stats.stopped {
         return Err(RefineError::Stopped(reason));
     }
     let mut state = None;
+    let mut performer = None;
     let counterexample = run.witness.as_ref().map(|w| {
         let labels = run.trace_to(w.id);
-        let (chosen, violation) = subsets.explain(&labels, &w.witness);
+        let (chosen, performing, violation) = subsets.explain(&labels, &w.witness);
         state = Some(chosen);
+        performer = performing;
         PropertyCounterexample {
             trace: labels.iter().map(|&l| ts.label_name(l)).collect(),
             state: w.id.0,
@@ -226,6 +236,7 @@ pub fn search_determinism<T: TransitionSystem>(
     Ok(PropertySearch {
         counterexample,
         state,
+        performer,
         states: run.stats.states,
         transitions: run.stats.transitions,
         levels: run.stats.levels,
@@ -237,8 +248,13 @@ pub fn search_determinism<T: TransitionSystem>(
 
 impl<T: TransitionSystem> Subsets<'_, T> {
     /// The state named by a witness found after the visible `trace`: the first, in discovery
-    /// order, that diverges or stably refuses the event; and the violation as reported.
-    fn explain(&self, trace: &[Label], found: &Nondeterministic) -> (T::State, PropertyViolation) {
+    /// order, that diverges or stably refuses the event; for a refusal, the first that
+    /// performs the event; and the violation as reported.
+    fn explain(
+        &self,
+        trace: &[Label],
+        found: &Nondeterministic,
+    ) -> (T::State, Option<T::State>, PropertyViolation) {
         let mut set = self.closure_in_order(vec![self.ts.initial_state()]);
         for &label in trace {
             let mut next = Vec::new();
@@ -258,7 +274,7 @@ impl<T: TransitionSystem> Subsets<'_, T> {
                     .find(|s| self.divergence.diverges(s))
                     .expect("the node diverges")
                     .clone();
-                (s, PropertyViolation::Divergence)
+                (s, None, PropertyViolation::Divergence)
             }
             Nondeterministic::Refuses(event) => {
                 let moves = self.moves(&set);
@@ -282,10 +298,197 @@ impl<T: TransitionSystem> Subsets<'_, T> {
                 let violation = PropertyViolation::Nondeterminism {
                     event: self.ts.label_name(event),
                     accepted: accepted.iter().map(|&l| self.ts.label_name(l)).collect(),
-                    performer: self.number(&set[performer]),
+                    performer: performer as u32,
                 };
-                (set[at].clone(), violation)
+                (set[at].clone(), Some(set[performer].clone()), violation)
             }
         }
+    }
+}
+
+/// Words of a node's key at most, in a search shared by the processes of a distributed run (a
+/// search whose nodes take more is run by each process alone).
+const MOST_KEY_WORDS: usize = 1 << 12;
+
+/// The nodes of `subsets` keyed for a search shared by the processes of a distributed run:
+/// the number of states, then their canonical encodings in the order of the encodings, then
+/// zeros up to `most` states. A node of more states than `most` has no key: a step to one is
+/// reported as a violation at a step ([`FoundAt::Step`], after every true violation, which
+/// shows at a node), and the search runs again with room for twice as many.
+struct SubsetKeys<'s, 'a, T: TransitionSystem> {
+    subsets: &'s Subsets<'a, T>,
+    /// Words of a state's encoding.
+    width: usize,
+    /// States a key holds at most.
+    most: usize,
+}
+
+impl<T: TransitionSystem> SubsetKeys<'_, '_, T> {
+    /// Writes the key of `node` into `key`; false (and a key that no node has) when the node
+    /// has more than `most` states.
+    fn write_key(&self, node: &[T::State], key: &mut [u32]) -> bool {
+        key.fill(0);
+        if node.len() > self.most {
+            key[0] = self.most as u32 + 1;
+            return false;
+        }
+        let w = self.width;
+        let mut encoded = vec![0u32; node.len() * w];
+        for (state, words) in node.iter().zip(encoded.chunks_exact_mut(w)) {
+            self.subsets.ts.encode_state(state, words);
+        }
+        let mut sorted: Vec<&[u32]> = encoded.chunks_exact(w).collect();
+        sorted.sort_unstable();
+        key[0] = node.len() as u32;
+        for (i, words) in sorted.into_iter().enumerate() {
+            key[1 + i * w..1 + (i + 1) * w].copy_from_slice(words);
+        }
+        true
+    }
+
+    /// The key of `node` (empty when it has none).
+    fn key(&self, node: &[T::State]) -> Vec<u32> {
+        let mut key = vec![0u32; self.key_width()];
+        if self.write_key(node, &mut key) {
+            key
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// The node of `key`, or `None` for a key this process did not make from this model.
+    fn node_of_key(&self, key: &[u32]) -> Option<Node<T::State>> {
+        let n = key[0] as usize;
+        if n > self.most {
+            return None;
+        }
+        let w = self.width;
+        let mut states = key[1..1 + n * w]
+            .chunks_exact(w)
+            .map(|words| self.subsets.ts.decode_state(words))
+            .collect::<Option<Vec<_>>>()?;
+        states.sort_unstable_by_key(|s| self.subsets.number(s));
+        Some(states.into())
+    }
+}
+
+impl<T: TransitionSystem> KeyedProduct for SubsetKeys<'_, '_, T> {
+    fn key_width(&self) -> usize {
+        1 + self.most * self.width
+    }
+
+    fn initial_key(&self, key: &mut [u32]) {
+        self.write_key(&self.subsets.initial_state(), key);
+    }
+
+    fn expand_key(&self, key: &[u32], emit: &mut dyn FnMut(&[u32])) -> Option<FoundAt> {
+        let node = self.node_of_key(key)?;
+        let mut next = vec![0u32; key.len()];
+        let mut too_wide = false;
+        let found = self.subsets.expand(&node, &mut |_, target| {
+            // A node too wide for a key is still a step (the level's steps are counted).
+            too_wide |= !self.write_key(&target, &mut next);
+            emit(&next);
+        });
+        match found {
+            Some(found) => Some(FoundAt::from(&found)),
+            None if too_wide => Some(FoundAt::Step),
+            None => None,
+        }
+    }
+
+    fn node_of(&self, _key: &[u32]) -> u32 {
+        0
+    }
+
+    fn state_part(&self, key: &[u32], state: &mut [u32]) {
+        state.copy_from_slice(key);
+    }
+}
+
+/// Searches the normal form of `subsets` with the processes of the distributed run of
+/// `system_opts`, if it has one and the system has a canonical encoding (else `None`):
+/// nodes numbered as the engine numbers them, owned by the hash of their keys
+/// ([`SubsetKeys`]), the path to the least nondeterministic node rebuilt from the owners'
+/// parent records and replayed here. Where a node is too wide for the keys, the search runs
+/// again with keys twice as wide (up to [`MOST_KEY_WORDS`]; past that, `None`).
+fn search_shared<T: TransitionSystem>(
+    subsets: &Subsets<'_, T>,
+    system_opts: &SystemOptions,
+    opts: &RunOptions,
+    stop: &StopSignal,
+) -> Result<Option<PropertySearch<T::State>>, RefineError> {
+    if !system_opts.shares() {
+        return Ok(None);
+    }
+    let Ok(width) = subsets.ts.encoded_width() else {
+        return Ok(None);
+    };
+    // A search for determinism, in a model with divergences or not.
+    let kind = 128 + subsets.fd as u8;
+    let mut most = subsets.initial_state().len().next_power_of_two().max(4);
+    loop {
+        if 1 + most * width > MOST_KEY_WORDS {
+            return Ok(None);
+        }
+        let keys = SubsetKeys {
+            subsets,
+            width,
+            most,
+        };
+        let Some(found) = compact::search_witness_shared(
+            &keys,
+            kind,
+            most as u64,
+            0,
+            false,
+            system_opts,
+            opts,
+            stop,
+        )?
+        else {
+            return Ok(None);
+        };
+        if let Some(reason) = found.stopped {
+            return Err(RefineError::Stopped(reason));
+        }
+        let Some(witness) = &found.witness else {
+            return Ok(Some(PropertySearch {
+                counterexample: None,
+                state: None,
+                performer: None,
+                states: found.pairs,
+                transitions: found.transitions,
+                levels: found.levels,
+                visited_bytes: None,
+                shared: true,
+                seconds: 0.0,
+            }));
+        };
+        if witness.at == FoundAt::Step {
+            // A node too wide for the keys, at a level without a violation.
+            most *= 2;
+            continue;
+        }
+        let (path, nondeterministic) =
+            compact::replay_witness(subsets, witness, &|node| keys.key(node))?;
+        let labels: Vec<Label> = path.iter().map(|&(label, _)| label).collect();
+        let (chosen, performer, violation) = subsets.explain(&labels, &nondeterministic);
+        return Ok(Some(PropertySearch {
+            counterexample: Some(PropertyCounterexample {
+                trace: labels.iter().map(|&l| subsets.ts.label_name(l)).collect(),
+                state: witness.id,
+                steps: labels.len(),
+                violation,
+            }),
+            state: Some(chosen),
+            performer,
+            states: found.pairs,
+            transitions: found.transitions,
+            levels: found.levels,
+            visited_bytes: None,
+            shared: true,
+            seconds: 0.0,
+        }));
     }
 }

@@ -453,7 +453,7 @@ pub type SharedSearches = std::sync::Arc<dyn SharedPairSearch>;
 
 impl SystemOptions {
     /// Whether a distributed run shares the searches.
-    fn shares(&self) -> bool {
+    pub(crate) fn shares(&self) -> bool {
         self.distributed.is_some()
     }
 }
@@ -523,7 +523,13 @@ pub fn check_system<I: TransitionSystem>(
         }
         if !searched.violated {
             let mut stats = searched.stats;
-            stats.spec_sets = nf.num_sets() as u64;
+            // A distributed check made its normal form whole: it counts the nodes that one
+            // process's check, which makes them as its search asks, makes.
+            stats.spec_sets = if shared {
+                nf.made_on_demand(&searched.marks)
+            } else {
+                nf.num_sets() as u64
+            };
             stats.seconds = start.elapsed().as_secs_f64();
             return Ok(SystemCheck {
                 result: CheckResult {
@@ -647,7 +653,8 @@ fn shared_counterexample<I: TransitionSystem>(
         antichain_misses: pairs,
         max_antichain: searched.most_held,
         transitions: searched.transitions,
-        spec_sets: nf.num_sets() as u64,
+        // As one process's check counts them (the normal form here was made whole).
+        spec_sets: nf.made_on_demand(&searched.marks),
         pair_bytes: None,
         seconds: start.elapsed().as_secs_f64(),
         levels: searched.levels,

@@ -73,9 +73,14 @@ pub enum PropertyViolation {
         /// The events the refusing state accepts, sorted by name: a stable state's initials,
         /// or `✓` alone for a state that refuses by terminating.
         accepted: Vec<String>,
-        /// A state reached by the trace (taus included) with a transition labelled `event`: its
-        /// number in the system searched (not in the JSON output: an on-the-fly search's
-        /// numbers may depend on timing).
+        /// A state reached by the trace (taus included) with a transition labelled `event`
+        /// (not in the JSON output). In the check of an explicit LTS
+        /// ([`deterministic`]), its number there; in the on-the-fly search
+        /// ([`super::search_determinism`]), its position among the states that the trace
+        /// reaches in the order that search lists them (the initial state's tau closure, then
+        /// after each event the states its steps reach, in the system's order of successors,
+        /// each with its tau closure): a canonical number, the same at every thread count,
+        /// where a system's own state numbers may depend on timing.
         #[serde(skip)]
         performer: u32,
     },

@@ -37,6 +37,9 @@ pub struct PropertySearch<S> {
     pub counterexample: Option<PropertyCounterexample>,
     /// The state where it shows.
     pub state: Option<S>,
+    /// For a nondeterminism, the state that performs the event (the one the violation's
+    /// `performer` names by its position).
+    pub performer: Option<S>,
     /// States searched.
     pub states: u64,
     /// Transitions seen.
@@ -209,6 +212,7 @@ pub fn search_property<T: TransitionSystem>(
     Ok(PropertySearch {
         counterexample,
         state,
+        performer: None,
         states: run.stats.states,
         transitions: run.stats.transitions,
         levels: run.stats.levels,
@@ -250,6 +254,7 @@ impl Shared<'_> {
             return Ok(Some(PropertySearch {
                 counterexample: None,
                 state: None,
+                performer: None,
                 states: searched.stats.pairs_discovered,
                 transitions: searched.stats.transitions,
                 levels: searched.stats.levels,
@@ -263,6 +268,7 @@ impl Shared<'_> {
             self.kind,
             0,
             self.bits,
+            false,
             system_opts,
             opts,
             stop,
@@ -294,6 +300,7 @@ impl Shared<'_> {
                 violation,
             }),
             state: Some(state),
+            performer: None,
             states: found.pairs,
             transitions: found.transitions,
             levels: found.levels,

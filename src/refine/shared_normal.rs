@@ -23,7 +23,7 @@ use crate::explore::index::Segmented;
 use crate::hash::{hash_u32_slice, WordBuildHasher};
 use crate::lts::Lts;
 use crate::sync::shim::AtomicU32 as ShimAtomicU32;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 /// Node ids by members (one shard of the index).
 type NodeIndex = HashMap<Box<[u32]>, u32, WordBuildHasher>;
@@ -80,6 +80,11 @@ pub(crate) struct SharedNormalForm<'a> {
     closure_node: Segmented<ShimAtomicU32>,
     memo: SubsetMemo,
     initial: u32,
+    /// Once [`SharedNormalForm::record_asked`] is called (a normal form made whole for a
+    /// distributed check): a bit per node, set when a search asks for a successor of the node
+    /// ([`SharedNormalForm::successor`]): the nodes whose successors a search built on demand
+    /// would have made.
+    asked: OnceLock<Box<[AtomicU64]>>,
 }
 
 fn locate(id: u32) -> (usize, usize) {
@@ -104,6 +109,7 @@ impl<'a> SharedNormalForm<'a> {
             closure_node: Segmented::new(1),
             memo: SubsetMemo::new(),
             initial: EMPTY_SET,
+            asked: OnceLock::new(),
         };
         let empty = nf.intern(Vec::new(), false);
         debug_assert_eq!(empty, EMPTY_SET);
@@ -132,6 +138,46 @@ impl<'a> SharedNormalForm<'a> {
             next += 1;
         }
         self.num_sets() <= limit
+    }
+
+    /// From now on, remembers the nodes whose successors a search asks for (of the nodes made
+    /// so far: call it once the normal form is whole, [`SharedNormalForm::complete`]).
+    pub(crate) fn record_asked(&self) {
+        let words = self.num_sets().div_ceil(64);
+        let _ = self
+            .asked
+            .set((0..words).map(|_| AtomicU64::new(0)).collect());
+    }
+
+    /// The nodes whose successors a search asked for since [`SharedNormalForm::record_asked`],
+    /// in order.
+    pub(crate) fn asked(&self) -> Vec<u32> {
+        let Some(asked) = self.asked.get() else {
+            return Vec::new();
+        };
+        let mut nodes = Vec::new();
+        for (i, word) in asked.iter().enumerate() {
+            // Ordering: Relaxed; read after the search's workers are done.
+            let mut bits = word.load(Ordering::Relaxed);
+            while bits != 0 {
+                nodes.push(i as u32 * 64 + bits.trailing_zeros());
+                bits &= bits - 1;
+            }
+        }
+        nodes
+    }
+
+    /// The number of nodes that a normal form built on demand makes when a search asks for
+    /// the successors of `asked` (and of no other node): the empty and the initial node, and
+    /// the successors of those asked. What one process's check reports as its normal form's
+    /// size, where a distributed check built the normal form whole.
+    pub(crate) fn made_on_demand(&self, asked: &[u32]) -> u64 {
+        let mut made: std::collections::HashSet<u32, WordBuildHasher> =
+            [EMPTY_SET, self.initial].into_iter().collect();
+        for &set in asked {
+            made.extend(self.successors_of(set).list.iter().map(|&(_, node)| node));
+        }
+        made.len() as u64
     }
 
     /// The number of nodes made so far.
@@ -184,6 +230,14 @@ impl<'a> SharedNormalForm<'a> {
     /// The successor of `set` by visible `event` ([`EMPTY_SET`] if no member can do it).
     #[inline]
     pub(crate) fn successor(&self, set: u32, event: u32) -> u32 {
+        if let Some(asked) = self.asked.get() {
+            let (word, bit) = (&asked[set as usize / 64], 1u64 << (set % 64));
+            // Ordering: Relaxed, both; a mark read when the search's workers are done (a
+            // bit once set stays set; the load only spares the write when it is).
+            if word.load(Ordering::Relaxed) & bit == 0 {
+                word.fetch_or(bit, Ordering::Relaxed);
+            }
+        }
         let successors = self.successors_of(set);
         if let Some(table) = &successors.by_event {
             return table.get(event as usize).copied().unwrap_or(EMPTY_SET);

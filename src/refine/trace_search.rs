@@ -8,13 +8,23 @@
 //! where the whole trace is performed (or a divergence reached), and otherwise reports the pair
 //! with the most events performed and the least canonical id, so the answer is the same at
 //! every thread count.
+//!
+//! In a distributed run the processes search the pairs together, each pair (the number of
+//! events performed as its node, the state's canonical encoding) kept by the owner of its
+//! state and numbered as the engine numbers it (module `dist`'s numbered search); the path
+//! to the pair that ends the search, or to the deepest pair, comes back from the owners'
+//! parent records and is replayed here, so the answer and its figures are those of one
+//! process.
 
 use std::time::Instant;
 
+use super::compact;
 use super::divergence::DivergenceMemo;
 use super::label_names::LabelNames;
 use super::properties::{HasTrace, PropertyCounterexample, PropertyViolation, TracePath};
 use super::{Model, RefineError, SystemOptions};
+use crate::explore::compact::{pack, pair_key, Packed};
+use crate::explore::keyed::{split, EncodedKeys, KeyedProduct, PackedKeys, PairSearch};
 use crate::explore::{CanonicalId, Driven, Engine, Found, HashedVisited, RunOptions, StopSignal};
 use crate::ts::{Label, TransitionSystem, TAU};
 
@@ -34,9 +44,11 @@ pub struct TraceSearch<S> {
     pub levels: u32,
     /// Wall-clock time, in seconds.
     pub seconds: f64,
+    /// Whether the processes of a distributed run searched together.
+    pub shared: bool,
 }
 
-/// The pairs (state, events performed) of a system following a wanted trace.
+/// The pairs (events performed, state) of a system following a wanted trace.
 struct Following<'a, T: TransitionSystem> {
     ts: &'a T,
     wanted: &'a [String],
@@ -54,17 +66,36 @@ enum Reached {
     Divergence,
 }
 
+impl<'a, T: TransitionSystem> Following<'a, T> {
+    /// `ts` following `wanted` in a model with divergences or not.
+    fn new(
+        ts: &'a T,
+        wanted: &'a [String],
+        fd: bool,
+        opts: &SystemOptions,
+        stop: &StopSignal,
+    ) -> Self {
+        Following {
+            ts,
+            wanted,
+            fd,
+            names: LabelNames::new(ts),
+            divergence: DivergenceMemo::new(ts, stop.clone()).limited_to(opts.max_pairs),
+        }
+    }
+}
+
 impl<T: TransitionSystem> Driven for Following<'_, T> {
-    type State = (T::State, u32);
+    type State = (u32, T::State);
     type Witness = Reached;
 
     fn initial_state(&self) -> Self::State {
-        (self.ts.initial_state(), 0)
+        (0, self.ts.initial_state())
     }
 
     fn expand(
         &self,
-        (state, done): &Self::State,
+        (done, state): &Self::State,
         emit: &mut dyn FnMut(Label, Self::State),
     ) -> Option<Found<Reached>> {
         let done = *done;
@@ -92,7 +123,7 @@ impl<T: TransitionSystem> Driven for Following<'_, T> {
         steps.sort_by_key(|&(label, _)| label != TAU);
         for (label, target) in steps {
             let performed = if label == TAU { done } else { done + 1 };
-            emit(label, (target, performed));
+            emit(label, (performed, target));
         }
         None
     }
@@ -111,19 +142,18 @@ pub fn search_trace<T: TransitionSystem>(
     if ts.state_number(&ts.initial_state()).is_none() {
         return Err(RefineError::Unnumbered);
     }
-    let following = Following {
-        ts,
-        wanted: trace,
-        fd: model.has_divergences(),
-        names: LabelNames::new(ts),
-        divergence: DivergenceMemo::new(ts, stop.clone()).limited_to(system_opts.max_pairs),
-    };
+    let fd = model.has_divergences();
+    let following = Following::new(ts, trace, fd, system_opts, stop);
     let opts = RunOptions {
         record_transitions: false,
         max_states: system_opts.max_pairs,
         on_level: system_opts.on_level.clone(),
         ..Default::default()
     };
+    if let Some(mut searched) = search_shared(&following, system_opts, &opts, stop)? {
+        searched.seconds = start.elapsed().as_secs_f64();
+        return Ok(searched);
+    }
     let run = engine.run(
         &following,
         &HashedVisited::new(engine.threads()),
@@ -153,12 +183,12 @@ pub fn search_trace<T: TransitionSystem>(
         None => {
             // The pair with the most events performed, the least id among them.
             let mut deepest = CanonicalId::INITIAL;
-            for (id, (_, done)) in run.states.iter().enumerate() {
-                if *done > run.state(deepest).1 {
+            for (id, (done, _)) in run.states.iter().enumerate() {
+                if *done > run.state(deepest).0 {
                     deepest = CanonicalId(id as u32);
                 }
             }
-            let done = run.state(deepest).1 as usize;
+            let done = run.state(deepest).0 as usize;
             let cex = PropertyCounterexample {
                 trace: visible(deepest),
                 state: deepest.0,
@@ -172,10 +202,162 @@ pub fn search_trace<T: TransitionSystem>(
     };
     Ok(TraceSearch {
         outcome,
-        state: run.state(id).0.clone(),
+        state: run.state(id).1.clone(),
         states: run.stats.states,
         transitions: run.stats.transitions,
         levels: run.stats.levels,
         seconds: start.elapsed().as_secs_f64(),
+        shared: false,
+    })
+}
+
+/// Searches the pairs of `following` with the processes of the distributed run of
+/// `system_opts`, if it has one and the system has a canonical encoding (else `None`): the
+/// pairs keyed as one `u64` (the events performed above a packed encoding) where they fit,
+/// else as the events performed followed by the encoding.
+fn search_shared<T: TransitionSystem>(
+    following: &Following<'_, T>,
+    system_opts: &SystemOptions,
+    opts: &RunOptions,
+    stop: &StopSignal,
+) -> Result<Option<TraceSearch<T::State>>, RefineError> {
+    if !system_opts.shares() {
+        return Ok(None);
+    }
+    let ts = following.ts;
+    let wanted = following.wanted;
+    // The wanted trace names the search in the processes' common fingerprint.
+    let named: Vec<u32> = wanted
+        .iter()
+        .flat_map(|name| name.bytes().map(u32::from).chain([u32::MAX]))
+        .collect();
+    let fingerprint = crate::hash::hash_words(&named);
+    let most = wanted.len() as u32;
+    // A search for a trace, in a model with divergences or not.
+    let kind = 96 + following.fd as u8;
+    if let Some(packed) = Packed::new(ts).filter(|p| pair_key(p.bits(), (most, 0)).is_some()) {
+        let bits = packed.bits();
+        let width = packed.width();
+        let alone = Following::new(&packed, wanted, following.fd, system_opts, stop);
+        let keys = PackedKeys {
+            product: &alone,
+            bits,
+        };
+        let key_of = |(done, state): &(u32, T::State)| {
+            let mut words = [0u32; 2];
+            ts.encode_state(state, &mut words[..width]);
+            pair_key(bits, (*done, pack(&words[..width])))
+                .map_or_else(Vec::new, |k| split(k).to_vec())
+        };
+        let found = search_keys(&keys, kind, bits, fingerprint, system_opts, opts, stop)?;
+        return found
+            .map(|found| answer(following, found, &key_of))
+            .transpose();
+    }
+    let Some(keys) = EncodedKeys::new(following, ts) else {
+        return Ok(None);
+    };
+    let key_of = |pair: &(u32, T::State)| {
+        let mut key = vec![0u32; keys.key_width()];
+        keys.write_key(pair, &mut key);
+        key
+    };
+    let found = search_keys(&keys, kind, 0, fingerprint, system_opts, opts, stop)?;
+    found
+        .map(|found| answer(following, found, &key_of))
+        .transpose()
+}
+
+/// The numbered search of `keys` by the processes, with the path to the pair that ends it or
+/// to the deepest pair; `kind` and `bits` name it in the processes' fingerprint.
+fn search_keys(
+    keys: &dyn KeyedProduct,
+    kind: u8,
+    bits: u32,
+    fingerprint: u64,
+    system_opts: &SystemOptions,
+    opts: &RunOptions,
+    stop: &StopSignal,
+) -> Result<Option<PairSearch>, RefineError> {
+    let found = compact::search_witness_shared(
+        keys,
+        kind,
+        fingerprint,
+        bits,
+        true,
+        system_opts,
+        opts,
+        stop,
+    )?;
+    match found {
+        Some(PairSearch {
+            stopped: Some(reason),
+            ..
+        }) => Err(RefineError::Stopped(reason)),
+        other => Ok(other),
+    }
+}
+
+/// The answer of a search by the processes, its path replayed on `following` (whose pairs
+/// `key_of` keys as the search did).
+fn answer<T: TransitionSystem>(
+    following: &Following<'_, T>,
+    found: PairSearch,
+    key_of: &dyn Fn(&(u32, T::State)) -> Vec<u32>,
+) -> Result<TraceSearch<T::State>, RefineError> {
+    let ts = following.ts;
+    let visible = |path: &[(Label, (u32, T::State))]| -> Vec<String> {
+        path.iter()
+            .filter(|(l, _)| *l != TAU)
+            .map(|&(l, _)| ts.label_name(l))
+            .collect()
+    };
+    let end = |path: &[(Label, (u32, T::State))]| {
+        path.last()
+            .map_or_else(|| following.initial_state(), |(_, p)| p.clone())
+    };
+    let (outcome, (_, state)) = match (&found.witness, &found.deepest) {
+        (Some(witness), _) => {
+            let (path, reached) = compact::replay_witness(following, witness, key_of)?;
+            let performed = TracePath {
+                trace: visible(&path),
+                state: witness.id,
+                steps: path.len(),
+                diverges: reached == Reached::Divergence,
+            };
+            (HasTrace::Performs(performed), end(&path))
+        }
+        (None, Some(deepest)) => {
+            let path = compact::replay_path(following, &deepest.keys, &deepest.steps, key_of)?;
+            let (done, state) = end(&path);
+            let next = following.wanted.get(done as usize).ok_or_else(|| {
+                RefineError::Distributed(
+                    "the processes found no end of the search, then the whole trace".into(),
+                )
+            })?;
+            let cannot = PropertyCounterexample {
+                trace: visible(&path),
+                state: deepest.id,
+                steps: path.len(),
+                violation: PropertyViolation::NotATrace {
+                    event: next.clone(),
+                },
+            };
+            (HasTrace::Cannot(cannot), (done, state))
+        }
+        (None, None) => {
+            return Err(RefineError::Distributed(
+                "the processes gave no path to the deepest pair".into(),
+            ))
+        }
+    };
+    Ok(TraceSearch {
+        outcome,
+        state,
+        states: found.pairs,
+        transitions: found.transitions,
+        levels: found.levels,
+        seconds: 0.0,
+        shared: true,
     })
 }

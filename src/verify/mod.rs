@@ -561,7 +561,7 @@ impl AssertionRun {
                     transitions: found.transitions,
                     levels: found.levels,
                     visited_bytes: None,
-                    shared: false,
+                    shared: found.shared,
                 };
                 match found.outcome {
                     HasTrace::Performs(path) => Decided {
