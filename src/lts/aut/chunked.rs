@@ -97,7 +97,11 @@ fn parse_into<'a>(line: &'a [u8], local: &mut LocalLabels<'a>, chunk: &mut Parse
 }
 
 #[cold]
-fn new_local_label<'a>(label: &'a [u8], local: &mut LocalLabels<'a>, chunk: &mut ParsedChunk) -> Label {
+fn new_local_label<'a>(
+    label: &'a [u8],
+    local: &mut LocalLabels<'a>,
+    chunk: &mut ParsedChunk,
+) -> Label {
     chunk.names.push(label.into());
     let id = chunk.names.len() as Label;
     local.insert(label, id);

@@ -33,7 +33,13 @@ fn assert_same(text: &[u8], piece: usize, workers: usize) -> Result<(), TestCase
             prop_assert_eq!(a.label_names(), b.label_names());
             prop_assert_eq!(na, nb);
         }
-        _ => prop_assert_eq!(&sequential, &chunked, "piece {}, workers {}", piece, workers),
+        _ => prop_assert_eq!(
+            &sequential,
+            &chunked,
+            "piece {}, workers {}",
+            piece,
+            workers
+        ),
     }
     Ok(())
 }
@@ -131,7 +137,11 @@ fn a_broken_gzip_stream_fails_where_its_text_ends() {
                     piece,
                 );
                 assert_eq!(
-                    outcome(parse(flate2::bufread::MultiGzDecoder::new(truncated), &opts, None)),
+                    outcome(parse(
+                        flate2::bufread::MultiGzDecoder::new(truncated),
+                        &opts,
+                        None
+                    )),
                     outcome(chunked),
                     "cut {cut}, piece {piece}, workers {workers}"
                 );

@@ -3,8 +3,8 @@
 
 use std::collections::HashMap;
 
-use super::errors::excerpt_of;
 use super::chunked::ParsedChunk;
+use super::errors::excerpt_of;
 use super::lines::{
     first_number, last_number, parse_header, parse_transition, skip_ws, Fail, Header,
 };
