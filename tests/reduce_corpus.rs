@@ -198,7 +198,14 @@ fn quotients_do_not_depend_on_the_thread_count() {
         ] {
             let one = reduce_on(lts, eq, Threads::ONE);
             for threads in [2, 4] {
-                let par = reduce_on(lts, eq, Threads::new(threads).unwrap());
+                // Parallel rounds at every size (by default these inputs stay on one thread).
+                let par = weft::reduce::reduce_by_from(
+                    lts,
+                    eq,
+                    Threads::new(threads).unwrap(),
+                    weft::reduce::BranchingAlgorithm::Auto,
+                    0,
+                );
                 assert_eq!(
                     one.state_map, par.state_map,
                     "{name} {eq}: state maps differ"

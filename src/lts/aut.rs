@@ -28,6 +28,9 @@ use std::path::Path;
 
 use super::Lts;
 
+mod chunked;
+#[cfg(test)]
+mod chunked_tests;
 mod errors;
 mod lines;
 mod parser;

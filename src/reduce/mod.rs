@@ -161,11 +161,36 @@ pub fn reduce_by(
     threads: Threads,
     algorithm: BranchingAlgorithm,
 ) -> Reduction {
+    reduce_by_from(
+        lts,
+        equivalence,
+        threads,
+        algorithm,
+        refinement::MIN_PARALLEL_EDGES,
+    )
+}
+
+/// As [`reduce_by`], with the partition refined on `threads` workers from
+/// `min_parallel_edges` edges on (see [`refinement::partition_by_from`]; tests pass 0): the
+/// same quotient whatever the threshold.
+pub fn reduce_by_from(
+    lts: &Lts,
+    equivalence: Equivalence,
+    threads: Threads,
+    algorithm: BranchingAlgorithm,
+    min_parallel_edges: usize,
+) -> Reduction {
     match equivalence {
         Equivalence::Strong
         | Equivalence::Branching
         | Equivalence::DivergencePreservingBranching => {
-            let partition = refinement::partition_by(lts, equivalence, threads, algorithm);
+            let partition = refinement::partition_by_from(
+                lts,
+                equivalence,
+                threads,
+                algorithm,
+                min_parallel_edges,
+            );
             let (quotient, state_map) = quotient::quotient(lts, &partition);
             Reduction {
                 quotient,

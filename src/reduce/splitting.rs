@@ -251,7 +251,7 @@ pub(crate) fn refine_for(
         p.num_blocks = 0;
         return (p, true);
     }
-    let pool = (threads.get() > 1)
+    let pool = (threads.get() > 1 && p.graph.num_edges() >= p.min_parallel_edges)
         .then(|| {
             rayon::ThreadPoolBuilder::new()
                 .num_threads(threads.get())

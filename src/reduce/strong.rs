@@ -425,7 +425,7 @@ fn refine_with(
         p.num_blocks = 0;
         return p;
     }
-    let pool = (threads.get() > 1 && n >= 4096)
+    let pool = (threads.get() > 1 && n >= 4096 && p.graph.num_edges() >= p.min_parallel_edges)
         .then(|| {
             rayon::ThreadPoolBuilder::new()
                 .num_threads(threads.get())

@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 
+use super::chunked::ParsedChunk;
 use super::errors::excerpt_of;
 use super::lines::{
     first_number, last_number, parse_header, parse_transition, skip_ws, Fail, Header,
@@ -145,6 +146,13 @@ impl Parser {
             Some(&id) => id,
             None => self.new_label(label),
         };
+        self.push_transition(from, label, to);
+        Ok(())
+    }
+
+    /// Records the transition `(from, label, to)`, already checked against the header.
+    #[inline]
+    fn push_transition(&mut self, from: u32, label: Label, to: u32) {
         match &mut self.counts {
             Some(counts) => {
                 if self.sorted_by_source && from < self.last_source {
@@ -166,7 +174,46 @@ impl Parser {
         self.max_state = self.max_state.max(from).max(to);
         self.label_ids.push(label);
         self.targets.push(to);
-        Ok(())
+    }
+
+    /// Whether the lines parsed into `chunk` can be recorded as they are: each would pass the
+    /// checks of [`Parser::parse_line`] (every line a transition, its states in range, no
+    /// transition beyond the declared number). When not, the caller parses the chunk's text
+    /// line by line instead, which finds the same first error as a sequential reading.
+    pub(super) fn accepts(&self, chunk: &ParsedChunk) -> bool {
+        match self.header {
+            Some(header) => {
+                chunk.complete
+                    && (chunk.sources.is_empty() || chunk.max_state < header.states)
+                    && self.label_ids.len() as u64 + chunk.sources.len() as u64
+                        <= header.transitions
+            }
+            None => false,
+        }
+    }
+
+    /// Records the lines parsed into `chunk` (which [`Parser::accepts`]), as if each had
+    /// been parsed here in turn: labels new to the input are numbered in the order in which
+    /// the chunk met them, after every label seen before it.
+    pub(super) fn absorb(&mut self, chunk: &ParsedChunk) {
+        debug_assert!(self.accepts(chunk));
+        let ids: Vec<Label> = chunk
+            .names
+            .iter()
+            .map(|name| match self.labels.get(&name[..]) {
+                Some(&id) => id,
+                None => self.new_label(name),
+            })
+            .collect();
+        for ((&from, &local), &to) in chunk.sources.iter().zip(&chunk.labels).zip(&chunk.targets) {
+            let label = if local == TAU {
+                TAU
+            } else {
+                ids[local as usize - 1]
+            };
+            self.push_transition(from, label, to);
+        }
+        self.line += chunk.lines;
     }
 
     #[cold]

@@ -1,16 +1,17 @@
-//! Reading a gzipped `.aut` file on two threads: one decompresses, the other parses.
+//! Reading an `.aut` file on several threads: one reads (and decompresses, for a gzipped
+//! file) while the others parse whole lines in pieces (see `chunked`).
 
-use std::io::{self, Read};
+use std::io;
 use std::path::Path;
-use std::sync::mpsc::{channel, sync_channel, Receiver, Sender};
 
-use super::{is_gzip, parse, read_aut_file, AutError, AutOptions, CHUNK};
+use super::chunked::{parse_chunked, PIECE};
+use super::{is_gzip, read_aut_file, AutError, AutOptions};
 use crate::lts::Lts;
 use crate::threads::Threads;
 
-/// As [`read_aut_file`]; with more than one thread, a gzipped file is decompressed on a
-/// thread of its own while this one parses (the same result: the parser sees the same bytes
-/// in the same order).
+/// As [`read_aut_file`]; with more than one thread, the file is read (and decompressed) on a
+/// thread of its own while `threads` workers parse it in pieces: the same LTS (labels
+/// numbered alike) or the same error (line, column and message) as on one thread.
 pub fn read_aut_file_on(path: &Path, opts: &AutOptions, threads: Threads) -> Result<Lts, AutError> {
     if threads.get() == 1 {
         return read_aut_file(path, opts);
@@ -20,80 +21,16 @@ pub fn read_aut_file_on(path: &Path, opts: &AutOptions, threads: Threads) -> Res
         source,
     };
     let file = std::fs::File::open(path).map_err(on_path)?;
+    let size = file.metadata().map(|m| m.len()).ok();
     let mut reader = io::BufReader::with_capacity(1 << 16, file);
-    if !is_gzip(&mut reader).map_err(on_path)? {
-        drop(reader);
-        return read_aut_file(path, opts);
-    }
-    let (full, chunks) = sync_channel::<io::Result<Vec<u8>>>(4);
-    let (empty, recycled) = channel::<Vec<u8>>();
-    let result = std::thread::scope(|scope| {
-        scope.spawn(move || {
-            let mut gz = flate2::bufread::MultiGzDecoder::new(reader);
-            loop {
-                let mut buf = recycled.try_recv().unwrap_or_default();
-                buf.resize(CHUNK, 0);
-                let mut filled = 0;
-                let outcome = loop {
-                    if filled == buf.len() {
-                        break Ok(false);
-                    }
-                    match gz.read(&mut buf[filled..]) {
-                        Ok(0) => break Ok(true),
-                        Ok(k) => filled += k,
-                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                        Err(e) => break Err(e),
-                    }
-                };
-                buf.truncate(filled);
-                let done = !matches!(outcome, Ok(false));
-                let message = outcome.map(|_| buf);
-                // The parser stops listening on a syntax error: stop decompressing too.
-                if full.send(message).is_err() || done {
-                    return;
-                }
-            }
-        });
-        let stream = ChunkStream {
-            chunks,
-            empty,
-            current: Vec::new(),
-            at: 0,
-        };
-        parse(stream, opts, None)
-    });
+    let result = if is_gzip(&mut reader).map_err(on_path)? {
+        let gz = flate2::bufread::MultiGzDecoder::new(reader);
+        // A compressed size says little about the number of lines.
+        parse_chunked(gz, opts, None, threads.get(), PIECE)
+    } else {
+        parse_chunked(reader, opts, size, threads.get(), PIECE)
+    };
     result.map_err(|e| e.with_path(path))
-}
-
-/// The decompressed bytes, as chunks from the decompressing thread (an empty chunk or an
-/// error ends them); used chunks go back to it.
-struct ChunkStream {
-    chunks: Receiver<io::Result<Vec<u8>>>,
-    empty: Sender<Vec<u8>>,
-    current: Vec<u8>,
-    at: usize,
-}
-
-impl Read for ChunkStream {
-    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-        while self.at == self.current.len() {
-            let next = match self.chunks.recv() {
-                Ok(next) => next?,
-                // The decompressor has finished (after its last chunk).
-                Err(_) => return Ok(0),
-            };
-            if next.is_empty() {
-                return Ok(0);
-            }
-            let used = std::mem::replace(&mut self.current, next);
-            let _ = self.empty.send(used);
-            self.at = 0;
-        }
-        let k = out.len().min(self.current.len() - self.at);
-        out[..k].copy_from_slice(&self.current[self.at..self.at + k]);
-        self.at += k;
-        Ok(k)
-    }
 }
 
 #[cfg(test)]
@@ -112,7 +49,7 @@ mod tests {
             text.push_str(&format!("({s},\"label_{}\",{})\n", s % 7, s + 1));
             text.push_str(&format!("({},i,{s})\n", s + 1));
         }
-        assert!(text.len() > 2 * CHUNK);
+        assert!(text.len() > 2 * super::super::CHUNK);
         let dir = std::env::temp_dir().join(format!("weft-aut-pipelined-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let gz_file = |name: &str, text: &str| {
