@@ -441,3 +441,51 @@ fn refines_stops_at_max_states_without_a_verdict() {
         assert!(err.contains("--max-states"), "{err}");
     }
 }
+
+/// Found by fuzz11: an `.aut` file (and a script) saved with a UTF-8 byte-order mark was
+/// refused ("expected the header 'des …', found '\u{feff}des (0, 1, 2)'", the mark
+/// invisible); the mark is skipped. CRLF line ends, escaped quotes in labels and 2^32 - 1
+/// declared states are read; a state beyond the header and 2^32 states are positioned errors.
+#[test]
+fn odd_but_valid_aut_text_is_read_and_odd_invalid_text_is_positioned() {
+    let bom = scratch("bom.aut", b"\xEF\xBB\xBFdes (0, 1, 2)\n(0, \"a\", 1)\n");
+    let (code, out, err) = weft(&["info", "--json", &bom]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(
+        (v["states"].as_u64(), v["transitions"].as_u64()),
+        (Some(2), Some(1))
+    );
+    let crlf = scratch(
+        "crlf_escaped.aut",
+        b"des (0, 2, 4294967295)\r\n(0, \"a\\\"b\", 1)\r\n(1, \"c\", 4294967294)\r\n",
+    );
+    let (code, out, err) = weft(&["info", "--json", &crlf]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(v["reachable_states"], 3, "{out}");
+    assert_eq!(v["visible_labels"], 2, "{out}");
+    for (name, text, at) in [
+        (
+            "beyond.aut",
+            &b"des (0, 1, 2)\n(0, \"a\", 5)\n"[..],
+            "beyond.aut:2:10",
+        ),
+        (
+            "states_2_32.aut",
+            b"des (0, 1, 4294967296)\n(0, \"a\", 1)\n",
+            "states_2_32.aut:1:12",
+        ),
+    ] {
+        let file = scratch(name, text);
+        let (code, _, err) = weft(&["info", &file]);
+        assert_error(code, &err);
+        assert!(err.contains(at), "{name}: {err}");
+    }
+    let script = scratch(
+        "bom.csp",
+        b"\xEF\xBB\xBFchannel a\nP = a -> STOP\nassert P [T= a -> STOP\n",
+    );
+    let (code, out, err) = weft(&["check", &script]);
+    assert_eq!(code, 0, "{out}{err}");
+}
