@@ -47,7 +47,7 @@ fn run(path: &Path, compact: bool, threads: usize) -> Vec<AssertionResult> {
 fn verdicts(results: &[AssertionResult]) -> Vec<String> {
     results
         .iter()
-        .map(|r| format!("{}: {:?} {}", r.text, r.verdict, format!("{:?}", r.witness)))
+        .map(|r| format!("{}: {:?} {:?}", r.text, r.verdict, r.witness))
         .collect()
 }
 
@@ -57,10 +57,10 @@ fn figures(results: &[AssertionResult]) -> Vec<String> {
         .iter()
         .map(|r| {
             format!(
-                "{}: {:?} {} pairs {} transitions {} levels {} compact {}",
+                "{}: {:?} {:?} pairs {} transitions {} levels {} compact {}",
                 r.text,
                 r.verdict,
-                format!("{:?}", r.witness),
+                r.witness,
                 r.states,
                 r.transitions,
                 r.levels,

@@ -48,6 +48,9 @@ pub struct TraceSearch<S> {
     pub shared: bool,
 }
 
+/// The key a shared search gives a pair (events performed, state).
+type PairKeyOf<'a, S> = dyn Fn(&(u32, S)) -> Vec<u32> + 'a;
+
 /// The pairs (events performed, state) of a system following a wanted trace.
 struct Following<'a, T: TransitionSystem> {
     ts: &'a T,
@@ -303,7 +306,7 @@ fn search_keys(
 fn answer<T: TransitionSystem>(
     following: &Following<'_, T>,
     found: PairSearch,
-    key_of: &dyn Fn(&(u32, T::State)) -> Vec<u32>,
+    key_of: &PairKeyOf<'_, T::State>,
 ) -> Result<TraceSearch<T::State>, RefineError> {
     let ts = following.ts;
     let visible = |path: &[(Label, (u32, T::State))]| -> Vec<String> {
