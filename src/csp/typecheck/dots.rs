@@ -70,7 +70,10 @@ impl Checker<'_> {
     pub(super) fn check_certainly_event(&mut self, t: &Ty, span: Span) -> CResult<()> {
         match self.vars.resolve(t) {
             Ty::Var(_) | Ty::Rigid(_) | Ty::Any | Ty::Event => Ok(()),
-            _ => self.expect(&Ty::Event, t, span),
+            _ => self.expect(&Ty::Event, t, span).map_err(|mut e| {
+                e.message = format!("not a complete event: {}", e.message);
+                e
+            }),
         }
     }
 
