@@ -168,7 +168,7 @@ fn a_nondeterministic_input_over_ten_million_values_is_refused_in_one_line() {
 /// states have 10,001 components and 10,000 successors. Before: an abort under the 4 GiB
 /// bound (a 2.6 GB allocation of key segments for numbers the state index took and never
 /// used), or 1.8 GB and 9 s. Now every assertion ends by a verdict found at once or a stop,
-/// each within seconds of `--timeout 3`.
+/// each within seconds of `--timeout 3` (the first by the time or the memory limit).
 #[test]
 fn a_ten_thousand_way_interleaving_ends_at_its_limits() {
     let body = format!("P = STOP{}", " ||| a -> STOP".repeat(10_000));
@@ -200,12 +200,19 @@ fn a_ten_thousand_way_interleaving_ends_at_its_limits() {
     for a in assertions {
         let seconds = a["seconds"].as_f64().expect("seconds");
         assert!(seconds < 10.0, "{a}");
-        // A stop is never a verdict, and the time stop comes first.
+        // A stop is never a verdict.
         if a["verdict"] == "stopped" {
             assert_eq!(a["holds"], serde_json::Value::Null, "{a}");
         }
     }
-    assert_eq!(assertions[0]["stopped"], "time-limit", "{}", assertions[0]);
+    // The first assertion cannot finish within its limits: it stops by the time or by the
+    // memory limit, whichever the machine's speed reaches first.
+    let first = &assertions[0];
+    assert_eq!(first["verdict"], "stopped", "{first}");
+    assert!(
+        first["stopped"] == "time-limit" || first["stopped"] == "memory-limit",
+        "{first}"
+    );
     assert!(r.peak < 2 * GIB, "peak {} MB", r.peak >> 20);
     assert!(r.took < Duration::from_secs(60), "took {:?}", r.took);
 }
