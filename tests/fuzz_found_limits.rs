@@ -6,12 +6,11 @@
 #[allow(dead_code)] // the numeric knobs are the fuzzers'
 mod fuzz_run;
 
-use std::io::Read;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use fuzz_run::{binary, limit_address_space};
+use fuzz_run::{binary, limit_address_space, spawn_drained, DrainedRun};
 
 /// Writes `text` to `name` in this test binary's scratch folder; returns the path.
 fn scratch(name: &str, text: &str) -> PathBuf {
@@ -88,23 +87,12 @@ struct Measured {
 fn measured(args: &[&str]) -> Measured {
     let started = Instant::now();
     let mut command = Command::new(binary());
-    limit_address_space(&mut command);
-    let mut child = command
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run weft");
-    let drain = |mut pipe: Box<dyn Read + Send>| {
-        std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            let _ = pipe.read_to_end(&mut buf);
-            String::from_utf8_lossy(&buf).into_owned()
-        })
-    };
-    let out = drain(Box::new(child.stdout.take().expect("stdout")));
-    let err = drain(Box::new(child.stderr.take().expect("stderr")));
+    command.args(args);
+    let DrainedRun {
+        mut child,
+        stdout: out,
+        stderr: err,
+    } = spawn_drained(command);
     let (code, peak) = wait_measured(&mut child);
     Measured {
         code,

@@ -23,14 +23,14 @@
 #[path = "common/fuzz_run.rs"]
 mod fuzz_run;
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
+use std::process::{Command, ExitStatus};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use fuzz_run::{binary, env_number, limit_address_space};
+use fuzz_run::{binary, env_number, spawn_drained, DrainedRun};
 
 /// Cases per run of the suite.
 const DEFAULT_CASES: usize = 160;
@@ -568,24 +568,12 @@ struct RunResult {
 fn run_weft(args: &[String], dir: &Path) -> RunResult {
     let started = Instant::now();
     let mut command = Command::new(binary());
-    limit_address_space(&mut command);
-    let mut child = command
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start weft");
-    let drain = |mut pipe: Box<dyn Read + Send>| {
-        std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            let _ = pipe.read_to_end(&mut buf);
-            String::from_utf8_lossy(&buf).into_owned()
-        })
-    };
-    let out = drain(Box::new(child.stdout.take().expect("stdout")));
-    let err = drain(Box::new(child.stderr.take().expect("stderr")));
+    command.args(args).current_dir(dir);
+    let DrainedRun {
+        mut child,
+        stdout: out,
+        stderr: err,
+    } = spawn_drained(command);
     let status = loop {
         if let Some(status) = child.try_wait().expect("wait for weft") {
             break Some(status);

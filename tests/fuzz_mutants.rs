@@ -26,14 +26,13 @@ mod common;
 mod fuzz_run;
 
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
+use std::process::{Command, ExitStatus};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use fuzz_run::{binary, env_number, limit_address_space};
+use fuzz_run::{binary, env_number, spawn_drained, DrainedRun};
 
 use common::corpus_dir;
 
@@ -564,23 +563,12 @@ struct RunResult {
 fn run_weft(args: &[String], watchdog: Duration) -> RunResult {
     let started = Instant::now();
     let mut command = Command::new(binary());
-    limit_address_space(&mut command);
-    let mut child = command
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start weft");
-    let drain = |mut pipe: Box<dyn Read + Send>| {
-        std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            let _ = pipe.read_to_end(&mut buf);
-            String::from_utf8_lossy(&buf).into_owned()
-        })
-    };
-    let out = drain(Box::new(child.stdout.take().expect("stdout")));
-    let err = drain(Box::new(child.stderr.take().expect("stderr")));
+    command.args(args);
+    let DrainedRun {
+        mut child,
+        stdout: out,
+        stderr: err,
+    } = spawn_drained(command);
     let mut pause = Duration::from_micros(200);
     let status = loop {
         if let Some(status) = child.try_wait().expect("wait for weft") {

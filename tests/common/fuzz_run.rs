@@ -1,8 +1,11 @@
-//! What the two fuzzing tests (`fuzz_mutants`, `fuzz_grammar`) share: the binary they run, the
-//! address-space bound of each run, and their numeric knobs.
+//! What the fuzzing tests (`fuzz_mutants`, `fuzz_grammar`, `fuzz_found_limits`) share: the
+//! binary they run, how a run is started, the address-space bound of each run, and their
+//! numeric knobs.
 
+use std::io::Read;
 use std::path::PathBuf;
-use std::process::Command;
+use std::process::{Child, Command, Stdio};
+use std::thread::JoinHandle;
 
 /// The address-space bound of every run: an input that makes weft allocate without bound must
 /// meet a clean refusal or its memory budget, and must not take the test machine's memory; past
@@ -47,4 +50,39 @@ pub fn env_number(name: &str) -> Option<u64> {
         None => text.parse(),
     };
     Some(parsed.unwrap_or_else(|e| panic!("{name}={text:?}: {e}")))
+}
+
+/// A started run of weft with its output being read: `stdout` and `stderr` give the whole
+/// text once the run has ended (read on threads of their own, so that a full pipe never
+/// blocks the run).
+pub struct DrainedRun {
+    pub child: Child,
+    pub stdout: JoinHandle<String>,
+    pub stderr: JoinHandle<String>,
+}
+
+/// Starts `command` (weft with its arguments) under the address-space bound, with no input
+/// and both outputs read as they come.
+pub fn spawn_drained(mut command: Command) -> DrainedRun {
+    limit_address_space(&mut command);
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start weft");
+    let drain = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = pipe.read_to_end(&mut buf);
+            String::from_utf8_lossy(&buf).into_owned()
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().expect("stdout")));
+    let stderr = drain(Box::new(child.stderr.take().expect("stderr")));
+    DrainedRun {
+        child,
+        stdout,
+        stderr,
+    }
 }
