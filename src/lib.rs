@@ -16,6 +16,7 @@ pub mod diag;
 pub mod dist;
 pub mod excerpt;
 pub mod explore;
+mod gzip;
 mod hash;
 pub mod lts;
 pub mod reduce;

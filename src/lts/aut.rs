@@ -21,7 +21,9 @@
 //! The reader fills a large buffer from the input, splits it into lines and parses each line
 //! by hand, interning labels through a hash map keyed by their bytes; transitions are grouped
 //! by source state at the end (without copying when the file lists them by source state, as
-//! mCRL2 and CADP do). A gzip stream (detected by its magic bytes) is decompressed on the fly.
+//! mCRL2 and CADP do). A gzip stream (detected by its magic bytes) is decompressed as it is
+//! read; on one thread, a file of one member of moderate size is inflated whole first, which
+//! costs half the time ([`crate::gzip`]).
 
 use std::io::{self, BufRead, Read};
 use std::path::Path;
@@ -72,6 +74,44 @@ pub fn read_aut<R: BufRead>(mut reader: R, opts: &AutOptions) -> Result<Lts, Aut
 
 /// Reads an `.aut` (or gzipped `.aut.gz`, detected by its magic bytes) file.
 pub fn read_aut_file(path: &Path, opts: &AutOptions) -> Result<Lts, AutError> {
+    let result = match open_aut_file(path, true)? {
+        AutFile::Text { reader, size } => parse(reader, opts, size),
+        AutFile::Inflated(text) => parse(&text[..], opts, Some(text.len() as u64)),
+        AutFile::Gzip(reader) => parse(
+            flate2::bufread::MultiGzDecoder::new(reader),
+            opts,
+            // A compressed size says little about the number of lines.
+            None,
+        ),
+    };
+    result.map_err(|e| e.with_path(path))
+}
+
+/// A compressed file up to this size is read whole, to be inflated at once (see
+/// [`crate::gzip`]).
+const WHOLE_COMPRESSED: u64 = 64 << 20;
+
+/// A compressed file is inflated at once when it decompresses to at most this many bytes; a
+/// larger one is decompressed as it is parsed.
+const WHOLE_INFLATED: usize = 256 << 20;
+
+/// An `.aut` file opened for reading.
+enum AutFile {
+    /// Plain text, with its size when known.
+    Text {
+        reader: io::BufReader<std::fs::File>,
+        size: Option<u64>,
+    },
+    /// A gzip file small enough to have been inflated at once.
+    Inflated(Vec<u8>),
+    /// Any other gzip file (several members, damaged, or large): decompressed as it is read,
+    /// which reports a damaged stream where it breaks off.
+    Gzip(Box<dyn BufRead + Send>),
+}
+
+/// Opens `path`, telling text from gzip by the magic bytes; a small gzip file is inflated at
+/// once when `whole`.
+fn open_aut_file(path: &Path, whole: bool) -> Result<AutFile, AutError> {
     let on_path = |source: io::Error| AutError::Io {
         path: Some(path.to_path_buf()),
         source,
@@ -79,18 +119,20 @@ pub fn read_aut_file(path: &Path, opts: &AutOptions) -> Result<Lts, AutError> {
     let file = std::fs::File::open(path).map_err(on_path)?;
     let size = file.metadata().map(|m| m.len()).ok();
     let mut reader = io::BufReader::with_capacity(1 << 16, file);
-    let gzipped = is_gzip(&mut reader).map_err(on_path)?;
-    let result = if gzipped {
-        parse(
-            flate2::bufread::MultiGzDecoder::new(reader),
-            opts,
-            // A compressed size says little about the number of lines.
-            None,
-        )
-    } else {
-        parse(reader, opts, size)
-    };
-    result.map_err(|e| e.with_path(path))
+    if !is_gzip(&mut reader).map_err(on_path)? {
+        return Ok(AutFile::Text { reader, size });
+    }
+    if !whole || size.is_none_or(|size| size > WHOLE_COMPRESSED) {
+        return Ok(AutFile::Gzip(Box::new(reader)));
+    }
+    let mut data = Vec::new();
+    reader.read_to_end(&mut data).map_err(on_path)?;
+    Ok(
+        match crate::gzip::inflate_single_member(&data, WHOLE_INFLATED) {
+            Some(text) => AutFile::Inflated(text),
+            None => AutFile::Gzip(Box::new(io::Cursor::new(data))),
+        },
+    )
 }
 
 fn io_error(source: io::Error) -> AutError {
