@@ -31,6 +31,7 @@ use parking_lot::RwLock;
 
 use super::engine::{Driven, Found, LevelWriter, Offer, Visited};
 use super::ids::ProvisionalId;
+use super::limits::{StopReason, StopSignal};
 use super::zeroed::ZeroedWords;
 use crate::ts::{Label, TransitionSystem};
 
@@ -40,6 +41,9 @@ pub const SHARDS: usize = 1 << 10;
 const INITIAL_SLOTS: usize = 64;
 /// A shard grows when more than this percentage of its slots is used.
 pub const MAX_LOAD_PERCENT: u64 = 78;
+/// A shard whose growth failed (no memory) takes no key past this percentage of its slots
+/// until it grows.
+const FULL_PERCENT: u64 = 95;
 
 struct Shard {
     slots: RwLock<ZeroedWords>,
@@ -110,27 +114,49 @@ impl CompactSet {
         }
     }
 
-    /// Inserts `key`; returns whether it was absent.
+    /// Inserts `key`; returns whether it was absent. A table that cannot grow aborts (as any
+    /// allocation that fails); see [`CompactSet::try_insert`].
     #[inline]
     pub fn insert(&self, key: u64) -> bool {
+        self.try_insert(key).unwrap_or_else(|bytes| {
+            let layout = std::alloc::Layout::from_size_align(bytes as usize, 8)
+                .unwrap_or(std::alloc::Layout::new::<u64>());
+            std::alloc::handle_alloc_error(layout)
+        })
+    }
+
+    /// Inserts `key`; returns whether it was absent, or the size in bytes of the table that
+    /// could not be allocated when the key's shard is full and cannot grow (the run is over
+    /// its memory). A shard whose growth failed keeps filling up to [`FULL_PERCENT`]% and is
+    /// grown again before it goes further, so that its probes always end.
+    #[inline]
+    pub fn try_insert(&self, key: u64) -> Result<bool, u64> {
         if key == 0 {
             // Ordering: Relaxed; only which caller flips it matters.
-            return !self.zero.swap(true, Ordering::Relaxed);
+            return Ok(!self.zero.swap(true, Ordering::Relaxed));
         }
         let h = mix(key);
         let shard = &self.shards[(h >> (64 - SHARDS.trailing_zeros())) as usize];
-        let (inserted, capacity) = {
+        let (inserted, capacity) = loop {
             let slots = shard.slots.read();
-            (probe(&slots, key, h), slots.len() as u64)
+            // Ordering: Relaxed; a count (the threads racing past the bound are few, and
+            // the bound leaves a twentieth of the slots empty).
+            if shard.len.load(Ordering::Relaxed) * 100 >= slots.len() as u64 * FULL_PERCENT {
+                drop(slots);
+                grow(shard)?;
+                continue;
+            }
+            break (probe(&slots, key, h), slots.len() as u64);
         };
         if inserted {
             // Ordering: Relaxed; a count, compared with the size again under the lock.
             let len = shard.len.fetch_add(1, Ordering::Relaxed) + 1;
             if len * 100 > capacity * MAX_LOAD_PERCENT {
-                grow(shard);
+                // A failure is met again, and reported, when the shard reaches FULL_PERCENT.
+                let _ = grow(shard);
             }
         }
-        inserted
+        Ok(inserted)
     }
 
     /// Starts loading the slot where a lookup of `key` begins (a hint). Takes no lock: the
@@ -229,16 +255,19 @@ fn probe(slots: &[AtomicU64], key: u64, h: u64) -> bool {
     }
 }
 
-/// Replaces the table of `shard` by one half as large again, if it is still too full.
+/// Replaces the table of `shard` by one half as large again, if it is still too full; the
+/// size in bytes of the table that could not be allocated, if it could not (the old table
+/// stays).
 #[cold]
-fn grow(shard: &Shard) {
+fn grow(shard: &Shard) -> Result<(), u64> {
     let mut slots = shard.slots.write();
     // Ordering: Relaxed; inserters into this shard are excluded by the lock.
     let len = shard.len.load(Ordering::Relaxed);
     if len * 100 <= slots.len() as u64 * MAX_LOAD_PERCENT {
-        return; // another thread grew it
+        return Ok(()); // another thread grew it
     }
-    let bigger = ZeroedWords::new(slots.len() + slots.len() / 2);
+    let words = slots.len() + slots.len() / 2;
+    let bigger = ZeroedWords::try_new(words).ok_or((words as u64).saturating_mul(8))?;
     for slot in slots.iter() {
         let key = slot.load(Ordering::Relaxed);
         if key != 0 {
@@ -247,6 +276,7 @@ fn grow(shard: &Shard) {
     }
     shard.publish(&bigger);
     *slots = bigger;
+    Ok(())
 }
 
 /// Packs an encoding of one or two words into a key.
@@ -305,6 +335,9 @@ pub fn unpack(key: u64) -> [u32; 2] {
 /// the counts of a level do not depend on which worker found a state first.
 pub struct CompactVisited {
     set: CompactSet,
+    /// Raised with [`StopReason::MemoryLimit`] when the set cannot grow (a stop with
+    /// statistics, never an abort); `None`: such a failure aborts.
+    stop: Option<StopSignal>,
 }
 
 impl CompactVisited {
@@ -312,6 +345,15 @@ impl CompactVisited {
     pub fn new() -> CompactVisited {
         CompactVisited {
             set: CompactSet::new(),
+            stop: None,
+        }
+    }
+
+    /// An empty policy that stops the search on `stop` when its set cannot grow.
+    pub fn stopping(stop: &StopSignal) -> CompactVisited {
+        CompactVisited {
+            stop: Some(stop.clone()),
+            ..CompactVisited::new()
         }
     }
 
@@ -336,10 +378,21 @@ impl Visited<u64> for CompactVisited {
     #[inline]
     fn offer(&self, state: &u64, _key: u64, _level: &mut LevelWriter<'_>) -> Offer {
         // No provisional ids: a frontier-only run keeps no ids (see the type's documentation).
-        if self.set.insert(*state) {
-            Offer::New(ProvisionalId(u32::MAX))
-        } else {
-            Offer::Old(ProvisionalId(u32::MAX))
+        match &self.stop {
+            None => match self.set.insert(*state) {
+                true => Offer::New(ProvisionalId(u32::MAX)),
+                false => Offer::Old(ProvisionalId(u32::MAX)),
+            },
+            Some(stop) => match self.set.try_insert(*state) {
+                Ok(true) => Offer::New(ProvisionalId(u32::MAX)),
+                Ok(false) => Offer::Old(ProvisionalId(u32::MAX)),
+                Err(_) => {
+                    // Raised before the engine's own reason for `Full` (the state limit),
+                    // so it is the one reported.
+                    stop.stop(StopReason::MemoryLimit);
+                    Offer::Full
+                }
+            },
         }
     }
 }

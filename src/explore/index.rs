@@ -316,19 +316,21 @@ impl StateIndex {
         }
         // Ordering: Relaxed; a hint, checked again in the exclusive section.
         if end * 2 > self.capacity.load(Ordering::Relaxed) {
-            self.grow(handle, end);
+            self.grow(handle, end)?;
         }
         handle.next = start;
         handle.end = end;
         Ok(())
     }
 
-    /// Doubles the slot table until `numbers` states fill at most half of it.
+    /// Doubles the slot table until `numbers` states fill at most half of it. A table that
+    /// cannot be allocated is an error ([`IndexFull::Memory`]: the run is over its memory),
+    /// never an abort; the old table stays, whole.
     #[cold]
-    fn grow(&self, handle: &IndexHandle, numbers: u64) {
+    fn grow(&self, handle: &IndexHandle, numbers: u64) -> Result<(), IndexFull> {
         let participant = &handle.participant;
         participant.enter_exclusive();
-        self.table.with_mut(|t| {
+        let grown = self.table.with_mut(|t| {
             // SAFETY: in the exclusive section no other thread reads or writes the table.
             let table = unsafe { &mut *t };
             let mut slots = table.len() as u64;
@@ -336,9 +338,10 @@ impl StateIndex {
                 slots *= 2;
             }
             if slots == table.len() as u64 {
-                return; // another thread grew it meanwhile
+                return Ok(()); // another thread grew it meanwhile
             }
-            let fresh = AtomicU64::zeroed(slots as usize);
+            let fresh = AtomicU64::try_zeroed(slots as usize)
+                .ok_or(IndexFull::Memory(slots.saturating_mul(8)))?;
             // Ordering: Relaxed; a count of threads to use, any recent value serves.
             fault_in(&fresh, self.live_handles.load(Ordering::Relaxed) as usize);
             let mask = slots - 1;
@@ -357,8 +360,10 @@ impl StateIndex {
             *table = fresh;
             // Ordering: Relaxed; a hint (see the field).
             self.capacity.store(slots, Ordering::Relaxed);
+            Ok(())
         });
         participant.leave_exclusive();
+        grown
     }
 }
 

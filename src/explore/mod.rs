@@ -252,7 +252,7 @@ pub fn count_states_with<T: TransitionSystem>(
         return Ok(stats);
     };
     let width = packed.width() as u32;
-    let visited = compact::CompactVisited::new();
+    let visited = compact::CompactVisited::stopping(stop);
     let resume = match &persistence.resume {
         None => None,
         Some(dir) => {

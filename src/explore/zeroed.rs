@@ -23,16 +23,24 @@ unsafe impl Send for ZeroedWords {}
 unsafe impl Sync for ZeroedWords {}
 
 impl ZeroedWords {
-    /// `len` words (at least one), all 0.
+    /// `len` words (at least one), all 0; an allocation failure aborts (as any).
     pub fn new(len: usize) -> ZeroedWords {
+        ZeroedWords::try_new(len).unwrap_or_else(|| {
+            let layout =
+                Layout::array::<AtomicU64>(len.max(1)).unwrap_or(Layout::new::<AtomicU64>());
+            std::alloc::handle_alloc_error(layout)
+        })
+    }
+
+    /// `len` words (at least one), all 0; `None` when they cannot be allocated (a run over
+    /// its memory reports a stop, never an abort).
+    pub fn try_new(len: usize) -> Option<ZeroedWords> {
         let len = len.max(1);
-        let layout = Layout::array::<AtomicU64>(len).expect("a table of words fits in memory");
+        let layout = Layout::array::<AtomicU64>(len).ok()?;
         // SAFETY: `layout` has a non-zero size (`len >= 1`).
         let raw = unsafe { System.alloc_zeroed(layout) };
-        let Some(ptr) = NonNull::new(raw as *mut AtomicU64) else {
-            std::alloc::handle_alloc_error(layout);
-        };
-        ZeroedWords { ptr, len }
+        let ptr = NonNull::new(raw as *mut AtomicU64)?;
+        Some(ZeroedWords { ptr, len })
     }
 
     fn layout(&self) -> Layout {

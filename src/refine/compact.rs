@@ -69,6 +69,9 @@ pub(crate) struct PackedPairs {
     /// Set when a node's number does not fit above the encoding (the search then stops as if
     /// full, and the check is run indexed).
     overflow: AtomicBool,
+    /// Raised with [`StopReason::MemoryLimit`] when the set's table cannot grow (a stop with
+    /// statistics, never an abort).
+    stop: Option<StopSignal>,
 }
 
 impl PackedPairs {
@@ -77,6 +80,15 @@ impl PackedPairs {
             set: CompactSet::new(),
             shift: bits,
             overflow: AtomicBool::new(false),
+            stop: None,
+        }
+    }
+
+    /// The same, stopping the search on `stop` when the set cannot grow.
+    pub(crate) fn stopping(bits: u32, stop: &StopSignal) -> Self {
+        PackedPairs {
+            stop: Some(stop.clone()),
+            ..PackedPairs::new(bits)
         }
     }
 
@@ -113,10 +125,22 @@ impl Visited<(u32, u64)> for PackedPairs {
             return Offer::Full;
         };
         // No provisional ids: a frontier-only run keeps none.
-        if self.set.insert(key) {
-            Offer::New(ProvisionalId(u32::MAX))
-        } else {
-            Offer::Old(ProvisionalId(u32::MAX))
+        match self.set.try_insert(key) {
+            Ok(true) => Offer::New(ProvisionalId(u32::MAX)),
+            Ok(false) => Offer::Old(ProvisionalId(u32::MAX)),
+            Err(bytes) => match &self.stop {
+                Some(stop) => {
+                    // The memory limit is the first reason raised: the engine's own for
+                    // `Full` (the state limit) comes after it and is ignored.
+                    stop.stop(StopReason::MemoryLimit);
+                    Offer::Full
+                }
+                None => {
+                    let layout = std::alloc::Layout::from_size_align(bytes as usize, 8)
+                        .unwrap_or(std::alloc::Layout::new::<u64>());
+                    std::alloc::handle_alloc_error(layout)
+                }
+            },
         }
     }
 }
@@ -148,7 +172,7 @@ pub(crate) fn search<D>(
 where
     D: crate::explore::Driven<State = (u32, u64)>,
 {
-    let pairs = PackedPairs::new(bits);
+    let pairs = PackedPairs::stopping(bits, stop);
     let opts = RunOptions {
         record_transitions: false,
         frontier_only: true,

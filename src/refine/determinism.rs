@@ -41,6 +41,19 @@ struct Subsets<'a, T: TransitionSystem> {
     fd: bool,
     names: LabelNames<'a, T>,
     divergence: DivergenceMemo<'a, T>,
+    /// The search's stop signal: a node can hold millions of states (`P = a -> (P ||| P)`),
+    /// so building and testing one polls it between states. A node left half built when it
+    /// is raised is dropped with its level (a stopped search reports no verdict).
+    stop: StopSignal,
+}
+
+/// Whether a loop over the states of a node polls the stop signal: during the search it
+/// does; when explaining a violation found (the search over) it must not, since a partial
+/// set would name the wrong states.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Polled {
+    Yes,
+    No,
 }
 
 /// What makes a node nondeterministic.
@@ -60,8 +73,15 @@ impl<T: TransitionSystem> Subsets<'_, T> {
             .0
     }
 
-    /// The tau closure of `states` in discovery order (each state once).
-    fn closure_in_order(&self, states: Vec<T::State>) -> Vec<T::State> {
+    /// Whether a loop polled `polled` must give up: the search's stop signal was raised.
+    #[inline]
+    fn stopped(&self, polled: Polled) -> bool {
+        polled == Polled::Yes && self.stop.is_raised()
+    }
+
+    /// The tau closure of `states` in discovery order (each state once); partial when
+    /// `polled` and the search's stop signal is raised meanwhile.
+    fn closure_in_order(&self, states: Vec<T::State>, polled: Polled) -> Vec<T::State> {
         let mut seen: HashSet<u32> = HashSet::new();
         let mut order: Vec<T::State> = Vec::with_capacity(states.len());
         for s in states {
@@ -71,6 +91,9 @@ impl<T: TransitionSystem> Subsets<'_, T> {
         }
         let mut i = 0;
         while i < order.len() {
+            if self.stopped(polled) {
+                break;
+            }
             let s = order[i].clone();
             self.ts.for_each_successor(&s, &mut |label, target| {
                 if label == TAU && seen.insert(self.number(&target)) {
@@ -84,14 +107,16 @@ impl<T: TransitionSystem> Subsets<'_, T> {
 
     /// The node of a set of states: its tau closure, sorted by state number.
     fn node(&self, states: Vec<T::State>) -> Node<T::State> {
-        let mut set = self.closure_in_order(states);
+        let mut set = self.closure_in_order(states, Polled::Yes);
         set.sort_unstable_by_key(|s| self.number(s));
         set.into()
     }
 
-    /// The visible successors of each state of `set`, and whether it is stable.
-    fn moves(&self, set: &[T::State]) -> Vec<Moves<T::State>> {
+    /// The visible successors of each state of `set`, and whether it is stable; partial (a
+    /// prefix of `set`) when `polled` and the search's stop signal is raised meanwhile.
+    fn moves(&self, set: &[T::State], polled: Polled) -> Vec<Moves<T::State>> {
         set.iter()
+            .take_while(|_| !self.stopped(polled))
             .map(|s| {
                 let mut stable = true;
                 let mut visible = Vec::new();
@@ -164,7 +189,10 @@ impl<T: TransitionSystem> Driven for Subsets<'_, T> {
         if self.fd && node.iter().any(|s| self.divergence.diverges(s)) {
             return Some(Found::AtState(Nondeterministic::Divergence));
         }
-        let moves = self.moves(node);
+        let moves = self.moves(node, Polled::Yes);
+        if self.stopped(Polled::Yes) {
+            return None; // the level is dropped: no verdict from a partial node
+        }
         if let Some(a) = self.refused(&moves) {
             return Some(Found::AtState(Nondeterministic::Refuses(a)));
         }
@@ -177,6 +205,9 @@ impl<T: TransitionSystem> Driven for Subsets<'_, T> {
         }
         groups.sort_by(|x, y| self.names.cmp(x.0, y.0));
         for (label, targets) in groups {
+            if self.stopped(Polled::Yes) {
+                break;
+            }
             emit(label, self.node(targets));
         }
         None
@@ -204,6 +235,7 @@ pub fn search_determinism<T: TransitionSystem>(
         fd: model.has_divergences(),
         names: LabelNames::new(ts),
         divergence: DivergenceMemo::new(ts, stop.clone()).limited_to(system_opts.max_pairs),
+        stop: stop.clone(),
     };
     let opts = RunOptions {
         record_transitions: false,
@@ -255,7 +287,7 @@ impl<T: TransitionSystem> Subsets<'_, T> {
         trace: &[Label],
         found: &Nondeterministic,
     ) -> (T::State, Option<T::State>, PropertyViolation) {
-        let mut set = self.closure_in_order(vec![self.ts.initial_state()]);
+        let mut set = self.closure_in_order(vec![self.ts.initial_state()], Polled::No);
         for &label in trace {
             let mut next = Vec::new();
             for s in &set {
@@ -265,7 +297,7 @@ impl<T: TransitionSystem> Subsets<'_, T> {
                     }
                 });
             }
-            set = self.closure_in_order(next);
+            set = self.closure_in_order(next, Polled::No);
         }
         match *found {
             Nondeterministic::Divergence => {
@@ -277,7 +309,7 @@ impl<T: TransitionSystem> Subsets<'_, T> {
                 (s, None, PropertyViolation::Divergence)
             }
             Nondeterministic::Refuses(event) => {
-                let moves = self.moves(&set);
+                let moves = self.moves(&set, Polled::No);
                 let offers = |m: &[(Label, T::State)]| m.iter().any(|&(l, _)| l == event);
                 let at = moves
                     .iter()

@@ -189,8 +189,8 @@ impl Evaluator {
     }
 
     /// The number of elements of a datatype or of the closure `{| v |}` kept as a description
-    /// (too many to enumerate) when its fields are finite; `None` when it is infinite or
-    /// another kind of set.
+    /// (too many to enumerate) when its fields are finite, or of a bounded set of integers
+    /// kept as intervals; `None` when it is infinite or another kind of set.
     pub(super) fn described_size(&self, s: &InfSet) -> EResult<Option<u128>> {
         match s {
             InfSet::DataType(d) => {
@@ -207,6 +207,16 @@ impl Evaluator {
                 Some(rest) => self.fields_size(&rest),
                 None => Ok(None),
             },
+            // A set of integers kept as intervals because it is too large to list
+            // (`{0..10000000}`): its size is the intervals' (FDR's `card` gives it). An
+            // interval that reaches an end of the integers (`Int`, `{m..}`) is infinite.
+            InfSet::Ints(r)
+                if r.intervals()
+                    .iter()
+                    .all(|&(lo, hi)| lo != i64::MIN && hi != i64::MAX) =>
+            {
+                Ok(Some(r.len()))
+            }
             _ => Ok(None),
         }
     }

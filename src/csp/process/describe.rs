@@ -40,6 +40,10 @@ impl std::fmt::Display for ComponentState {
     }
 }
 
+/// Words of component paths a state is shown with at most (see
+/// [`CspSystem::describe_components`]): a network of 1,000 leaves each 1,000 deep.
+pub const MOST_PATH_WORDS: u64 = 1 << 20;
+
 impl CspSystem {
     /// The process of `state` printed as CSPm (`Ω` for the terminated process).
     pub fn describe(&self, state: CspState) -> String {
@@ -53,7 +57,9 @@ impl CspSystem {
     /// per leaf of the parallel composition, in the order of the leaves (left to right in
     /// the process), each with its path in the network and its process (see
     /// [`ComponentState`]). A state that is not a network, and Ω, give one entry with an
-    /// empty path whose process is [`CspSystem::describe`]'s.
+    /// empty path whose process is [`CspSystem::describe`]'s; so does a network whose paths
+    /// take more than [`MOST_PATH_WORDS`] words in all (a chain of parallel operators 20,000
+    /// deep has paths of 2·10^8 words: listing them took gigabytes, after the check).
     pub fn describe_components(&self, state: CspState) -> Vec<ComponentState> {
         let whole = || {
             vec![ComponentState {
@@ -72,6 +78,9 @@ impl CspSystem {
         else {
             return whole();
         };
+        if node.leaf_path_words() > MOST_PATH_WORDS {
+            return whole();
+        }
         let mut key = vec![0; index.width()];
         index.read_key(state.0, &mut key);
         if layout.get(&key, 0) == layout.reserved(0) {

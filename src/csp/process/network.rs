@@ -183,6 +183,29 @@ impl NetNode {
         out.into_iter().map(|(_, under)| under).collect()
     }
 
+    /// The total length of the paths of [`NetNode::leaf_paths`], without building them (a
+    /// chain of operators `n` deep has paths of `n²/2` words in all).
+    pub(crate) fn leaf_path_words(&self) -> u64 {
+        let mut total = 0u64;
+        let mut pending: Vec<(&NetNode, u64)> = vec![(self, 0)];
+        while let Some((node, depth)) = pending.pop() {
+            match node {
+                NetNode::Leaf(_) => total = total.saturating_add(depth),
+                NetNode::Parallel { children, .. } | NetNode::AlphaParallel { children, .. } => {
+                    pending.extend(children.iter().map(|c| (c, depth + 1)));
+                }
+                NetNode::Hide { child, .. } | NetNode::Rename { child, .. } => {
+                    pending.push((child, depth + 1));
+                }
+                NetNode::Link { left, right, .. } => {
+                    pending.push((left, depth + 1));
+                    pending.push((right, depth + 1));
+                }
+            }
+        }
+        total
+    }
+
     /// The path of each leaf, by leaf number: the operand taken at each operator from the top
     /// (the processes of a parallel from 0, set arguments not counted; 0 under a hiding or
     /// renaming; 0 and 1 for a link's sides).
