@@ -34,6 +34,7 @@
 pub mod checkpoint;
 pub mod cluster;
 mod counting;
+mod levels;
 pub mod pairs;
 pub mod rounds;
 mod search;
