@@ -2,7 +2,9 @@
 //! its least violation across processes ([`super::pairs::PairOptions::witness_path`]): what a
 //! check whose compact search met a violation runs next, for its counterexample.
 //!
-//! A level runs as in the numbered exploration (module `search`): each owner expands its
+//! A level runs as in the numbered exploration (module `search`), by the same driver (module
+//! `levels`; this module's [`LevelSearch`] says what a step records and when the search
+//! ends): each owner expands its
 //! pairs of the level, by id, and sends every successor, with the key of the step that found
 //! it (parent id, index of the step), to the successor's owner, which keeps the new ones with
 //! their least keys; the new pairs' keys go to the workers that rank their parents' ranges of
