@@ -22,7 +22,9 @@
 //!
 //! A check's product search (module [`pairs`]) keeps its pairs compactly in the same way; a
 //! check that fails is searched again numbering its pairs, as above (module `witnessed`),
-//! and the path to its least violation comes back from the owners' parent records.
+//! and the path to its least violation comes back from the owners' parent records. The
+//! numbered exploration and that search run their levels with one driver (module `levels`),
+//! each saying only what a step records and when it ends.
 //!
 //! The ids are so the canonical ids of the threaded explorer ([`crate::explore::engine`]):
 //! new states of a level are numbered in the order of their least keys. Counts, levels,
@@ -34,6 +36,7 @@
 pub mod checkpoint;
 pub mod cluster;
 mod counting;
+mod levels;
 pub mod pairs;
 pub mod rounds;
 mod search;
