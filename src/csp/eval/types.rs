@@ -10,6 +10,7 @@ impl Evaluator {
             None => Ok(Arc::from(Vec::new())),
             Some(t) => self.guarded((1, c), &def.name, def.span, || {
                 let fields = self.type_fields(t)?;
+                self.check_rectangular_fields(&fields, t.span)?;
                 if fields.iter().any(carries_processes) {
                     return Err(self.err(
                         t.span,
@@ -35,7 +36,11 @@ impl Evaluator {
                 (2, k),
                 &self.prog.datatypes[def.datatype as usize].name,
                 def.span,
-                || self.type_fields(t).map(Arc::from),
+                || {
+                    let fields = self.type_fields(t)?;
+                    self.check_rectangular_fields(&fields, t.span)?;
+                    Ok(Arc::from(fields))
+                },
             ),
         };
         self.table_entry(
@@ -186,6 +191,70 @@ impl Evaluator {
                 format!("a type must be a set, found {}", self.show(&other)),
             )),
         }
+    }
+
+    /// Refuses the fields of a channel or constructor (written at `span`) where one is a
+    /// set of dotted values that is not rectangular (see [`Evaluator::check_rectangular`]).
+    /// libcspm splits such a field into several when it declares the channel or datatype;
+    /// a set of dotted values elsewhere (a name type's value, a tuple's part) is not split.
+    fn check_rectangular_fields(&self, fields: &[FieldSet], span: Span) -> EResult<()> {
+        for f in fields {
+            if let FieldSet::Finite(s) = f {
+                self.check_rectangular(s, span)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Refuses a type (at `span`) whose set `s` of dotted values is not rectangular: not
+    /// every combination of the values its parts take (`{x.y | x <- {0..3}, y <- {0..3},
+    /// x+y < 3}`), as FDR does: such a type is not a product of fields. Only sets of
+    /// dotted values of plain parts (no channel or constructor), all of as many parts,
+    /// are checked.
+    fn check_rectangular(&self, s: &SetElems, span: Span) -> EResult<()> {
+        let mut parts: Vec<std::collections::HashSet<&Value>> = Vec::new();
+        for v in s.iter() {
+            let Value::Dot(atoms) = v else {
+                return Ok(());
+            };
+            if atoms
+                .iter()
+                .any(|a| matches!(a, Value::Chan(_) | Value::Ctor(_)))
+            {
+                return Ok(());
+            }
+            if parts.is_empty() {
+                parts.resize_with(atoms.len(), Default::default);
+            }
+            if parts.len() != atoms.len() {
+                return Ok(());
+            }
+            for (p, a) in parts.iter_mut().zip(atoms.iter()) {
+                p.insert(a);
+            }
+        }
+        if parts.is_empty() {
+            // no dotted value (the empty set)
+            return Ok(());
+        }
+        let combinations = parts
+            .iter()
+            .fold(1u128, |n, p| n.saturating_mul(p.len() as u128));
+        if combinations == s.len() as u128 {
+            return Ok(());
+        }
+        Err(self.err(
+            span,
+            ErrorKind::Type,
+            format!(
+                "this type is not rectangular: its {} dotted values are not all the {} \
+                 combinations of the values of their {} parts (FDR refuses such a type: a \
+                 type of dotted values must be a product of sets)",
+                s.len(),
+                combinations,
+                parts.len()
+            ),
+        ))
     }
 
     /// Calls `emit` with `prefix` extended by every combination of field values.

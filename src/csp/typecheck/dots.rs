@@ -1,13 +1,18 @@
-//! The types of dotted values headed by a channel or constructor (`c.1.true`, `B.0`), as far
-//! as they are certain, and the refusal of `extensions` of a complete event.
+//! The types of dotted values (`c.1.true`, `B.0`, `1.2`, `true.B.0`), as far as they are
+//! certain, libcspm's shortest-match rule, and the refusal of `extensions` of a complete
+//! event.
 //!
 //! libcspm types a dotted value by the field types of its head and splits values that fill
 //! several fields (a constructor with fields, a dotted value) by their types. The checker
 //! follows it only where that split is certain: each value dotted is of a type whose values
 //! are single fields (`Int`, `Bool`, a tuple, a set, ...) given to a field of such a type,
-//! or of the datatype the field holds. Anything else (a variable of a type not yet known, a
-//! constructor still waiting for its fields, more values than fields) leaves the whole
-//! value of the type [`Ty::Any`], as before.
+//! or of the datatype the field holds, or a constructor waiting for fields given to a field
+//! of its datatype (its own fields are then given next). A dotted value whose head is not a
+//! channel or constructor gets the dotted type of its parts ([`Ty::Dot`], `Int.Int`) where
+//! each is such a single field. A variable followed by more parts after a channel or
+//! constructor (`x` in `e.x.y`) takes one field (libcspm's shortest match), settled at the
+//! end of its group ([`Checker::check_shortest_matches`]). Anything else (more values than
+//! fields, a field of a dotted type) leaves the whole value of the type [`Ty::Any`].
 
 use super::toplevel::flatten_dots;
 use super::types::Ty;
@@ -27,26 +32,168 @@ impl Checker<'_> {
         for p in &parts {
             types.push(self.expr(p)?);
         }
-        if !self.names_channel_or_constructor(parts[0]) {
-            return Ok(Ty::Any);
+        let mut shortest = vec![false; parts.len()];
+        let t = if self.names_channel_or_constructor(parts[0]) {
+            self.headed_dot_type(&parts, &types, &mut shortest)?
+        } else {
+            self.value_dot_type(&parts, &types)?
+        };
+        // a variable part not given to one field may stand for several in libcspm
+        for (ty, given) in types.iter().zip(shortest) {
+            if !given && matches!(self.vars.shallow(ty), Ty::Var(_)) {
+                self.vars.mark_maybe_dotted(ty);
+            }
         }
+        Ok(t)
+    }
+
+    /// The type of the dotted value `parts` headed by a channel or constructor (of types
+    /// `types`): what is left of its fields, or [`Ty::Any`]. A part that is a variable of a
+    /// type not yet known and not the last takes one field (libcspm's shortest match): it
+    /// is recorded for [`Checker::check_shortest_matches`] and marked in `shortest`, and
+    /// the value's type is [`Ty::Any`] (the parts after it are not given fields).
+    fn headed_dot_type(
+        &mut self,
+        parts: &[&Expr],
+        types: &[Ty],
+        shortest: &mut [bool],
+    ) -> CResult<Ty> {
         let mut t = types[0].clone();
-        for (p, arg) in parts[1..].iter().zip(&types[1..]) {
+        for (i, (p, arg)) in parts.iter().zip(types).enumerate().skip(1) {
             let Ty::Dotable(field, rest) = self.vars.resolve(&t) else {
                 // more values than fields (an event dotted further is a value, unchecked)
                 return Ok(Ty::Any);
             };
-            let (f, a) = (self.vars.resolve(&field), self.vars.resolve(arg));
-            match (&f, &a) {
-                _ if self.single_field(&f) && self.single_field(&a) => {
-                    self.expect(&field, arg, p.span)?
+            t = match self.vars.resolve(arg) {
+                Ty::Var(_) if i + 1 < parts.len() => {
+                    self.shortest_matches
+                        .push((p.span, (*field).clone(), arg.clone()));
+                    shortest[i] = true;
+                    // whether it takes one field is settled at the end of the group: what
+                    // is left of the fields is not known before
+                    return Ok(Ty::Any);
                 }
-                (Ty::Data(x, _), Ty::Data(y, _)) if x == y => {}
-                _ => return Ok(Ty::Any),
-            }
-            t = (*rest).clone();
+                a @ Ty::Dotable(..) => match self.absorbed(&field, &a, &rest) {
+                    Some(t) => t,
+                    None => return Ok(Ty::Any),
+                },
+                a => {
+                    if !self.give_field(&field, &a, arg, p.span)? {
+                        return Ok(Ty::Any);
+                    }
+                    (*rest).clone()
+                }
+            };
         }
         Ok(t)
+    }
+
+    /// Gives the value of type `a` (resolved; `arg` as typed) at `span` to a field of type
+    /// `field` where that is certain (both single fields, or both the same datatype);
+    /// false where it is not.
+    fn give_field(&mut self, field: &Ty, a: &Ty, arg: &Ty, span: Span) -> CResult<bool> {
+        let f = self.vars.resolve(field);
+        match (&f, a) {
+            _ if self.single_field(&f) && self.single_field(a) => {
+                self.expect(field, arg, span)?;
+                Ok(true)
+            }
+            (Ty::Data(x, _), Ty::Data(y, _)) if x == y => Ok(true),
+            _ => Ok(false),
+        }
+    }
+
+    /// A constructor or channel still waiting for fields (of type `a`) given to a field of
+    /// type `field`, followed by fields of types `rest`: its own fields come first (as in
+    /// libcspm), so the fields still wanted are its fields, then `rest`. `None` unless the
+    /// field is of the datatype (or events) it makes.
+    fn absorbed(&self, field: &Ty, a: &Ty, rest: &Ty) -> Option<Ty> {
+        let mut own = Vec::new();
+        let mut made = a.clone();
+        while let Ty::Dotable(x, r) = made {
+            own.push((*x).clone());
+            made = self.vars.resolve(&r);
+        }
+        match (self.vars.resolve(field), made) {
+            (Ty::Data(x, _), Ty::Data(y, _)) if x == y => {}
+            (Ty::Event, Ty::Event) => {}
+            _ => return None,
+        }
+        Some(
+            own.into_iter()
+                .rev()
+                .fold(rest.clone(), |r, x| Ty::dotable(x, r)),
+        )
+    }
+
+    /// The type of the dotted value `parts` (of types `types`) whose head is not a channel
+    /// or constructor (`1.2`, `true.B.0`, `x.y`): the dotted type of its parts when each
+    /// is certainly a single field or a constructor given all its fields (as libcspm
+    /// splits it); otherwise [`Ty::Any`].
+    fn value_dot_type(&mut self, parts: &[&Expr], types: &[Ty]) -> CResult<Ty> {
+        let mut items = Vec::new();
+        // a constructor waiting for the fields that follow
+        let mut waiting: Option<Ty> = None;
+        for (p, arg) in parts.iter().zip(types) {
+            let a = self.vars.resolve(arg);
+            let Some(w) = waiting.take() else {
+                match a {
+                    Ty::Dotable(..) => waiting = Some(a),
+                    Ty::Data(..) => items.push(a),
+                    _ if self.single_field(&a) => items.push(a),
+                    _ => return Ok(Ty::Any),
+                }
+                continue;
+            };
+            let Ty::Dotable(field, rest) = w else {
+                return Ok(Ty::Any);
+            };
+            let next = match a {
+                Ty::Dotable(..) => match self.absorbed(&field, &a, &rest) {
+                    Some(t) => t,
+                    None => return Ok(Ty::Any),
+                },
+                _ => {
+                    if !self.give_field(&field, &a, arg, p.span)? {
+                        return Ok(Ty::Any);
+                    }
+                    (*rest).clone()
+                }
+            };
+            match self.vars.resolve(&next) {
+                t @ Ty::Dotable(..) => waiting = Some(t),
+                t @ Ty::Data(..) => items.push(t),
+                _ => return Ok(Ty::Any),
+            }
+        }
+        if waiting.is_some() || items.len() < 2 {
+            return Ok(Ty::Any);
+        }
+        Ok(Ty::Dot(items.into()))
+    }
+
+    /// libcspm's shortest-match rule, applied at the end of a group: a variable dotted
+    /// after a channel or constructor and followed by more parts (`x` in `e.x.y`) takes
+    /// exactly one field, so its type is that field's. Applied only where libcspm's answer
+    /// does not depend on what weft types loosely: the variable is still of a type not
+    /// known and never met anything that may make it dotted (it is then given the field's
+    /// type), or it is now a single field (then of the field's type).
+    pub(super) fn check_shortest_matches(&mut self) -> CResult<()> {
+        for (span, field, var) in std::mem::take(&mut self.shortest_matches) {
+            let f = self.vars.resolve(&field);
+            if !(self.single_field(&f) || matches!(f, Ty::Data(..))) {
+                continue;
+            }
+            match self.vars.resolve(&var) {
+                Ty::Var(_) if self.vars.is_maybe_dotted(&var) => continue,
+                Ty::Var(_) => {}
+                a if self.single_field(&a) && self.single_field(&f) => {}
+                Ty::Data(..) if matches!(f, Ty::Data(..)) => {}
+                _ => continue,
+            }
+            self.expect(&field, &var, span)?;
+        }
+        Ok(())
     }
 
     /// Whether `e` is the name of a channel or constructor (not a local variable).

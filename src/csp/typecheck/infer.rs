@@ -517,6 +517,13 @@ impl Checker<'_> {
                     }
                 }
             }
+            // a field of a prefix may be given several fields of the event (libcspm's
+            // longest match)
+            for t in &values {
+                if matches!(self.vars.shallow(t), Ty::Var(_)) {
+                    self.vars.mark_maybe_dotted(t);
+                }
+            }
             if let (Some(fs), None) = (&chan_fields, &matched) {
                 if values.iter().all(|t| self.single_field(t)) {
                     return Err(RawError::new(
@@ -701,9 +708,14 @@ impl Checker<'_> {
             }
             P::Dot(ps) => {
                 for q in ps {
-                    self.pattern(q, binds)?;
+                    // libcspm may split a dot pattern's parts in any way (and give each
+                    // several fields)
+                    let tq = self.pattern(q, binds)?;
+                    self.vars.mark_maybe_dotted(&tq);
                 }
-                self.dot_pattern_type(p, ps)
+                let t = self.dot_pattern_type(p, ps);
+                self.vars.mark_maybe_dotted(&t);
+                t
             }
             P::Seq(ps) => {
                 let t = self.vars.fresh();

@@ -73,6 +73,9 @@ pub(super) struct Checker<'p> {
     /// The `Eq` and `Ord` requirements (`==`, `<`) met in the group being typed, checked
     /// again at its end: a datatype of the group may turn out to have no equality.
     class_checks: Vec<(Class, Ty, crate::csp::syntax::source::Span)>,
+    /// Variables dotted after a channel or constructor with more parts after them (`x` in
+    /// `e.x.y`), with the type of the field they take (see `check_shortest_matches`).
+    shortest_matches: Vec<(crate::csp::syntax::source::Span, Ty, Ty)>,
 }
 
 /// Type checks the resolved program `prog` with the annotations read by the parser;
@@ -93,6 +96,7 @@ pub(crate) fn check(
         empty_fields: Vec::new(),
         dot_heads: Vec::new(),
         class_checks: Vec::new(),
+        shortest_matches: Vec::new(),
     };
     let qualified = module_annotations(prog, annotations);
     let mut top: Vec<&RawAnnotation> = qualified.iter().collect();

@@ -196,6 +196,7 @@ impl<'p> Checker<'p> {
                 self.expr(t)?;
             }
         }
+        self.check_shortest_matches()?;
         for (span, name, t) in std::mem::take(&mut self.empty_fields) {
             if let Ty::Var(_) = self.vars.shallow(&t) {
                 return Err(RawError::new(
@@ -334,6 +335,7 @@ impl<'p> Checker<'p> {
                 self.expect(&p, &ty, span)?;
             }
         }
+        self.check_shortest_matches()?;
         if names
             .iter()
             .any(|n| matches!(prog.globals.get(n), Some(GlobalKind::Ctor(_))))

@@ -51,11 +51,18 @@ impl Class {
     }
 }
 
-/// A set of type classes.
+/// A set of type classes, and (for a flexible variable) whether libcspm may give it a
+/// dotted type weft does not see (see [`Classes::MAYBE_DOTTED`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(super) struct Classes(u8);
 
 impl Classes {
+    /// Not a class: marks a variable that met something weft types loosely ([`Ty::Any`],
+    /// a dotted value or pattern it does not split, a field of a prefix), so libcspm may
+    /// know it as a dotted value (`Int.Int`), which fills several fields of an event. The
+    /// shortest-match rule (`Checker::check_shortest_matches`) leaves such a variable alone.
+    const MAYBE_DOTTED: u8 = 1 << 7;
+
     /// Adds `c`.
     pub(super) fn insert(&mut self, c: Class) {
         self.0 |= c.bit();
@@ -65,6 +72,9 @@ impl Classes {
     }
     fn contains(self, c: Class) -> bool {
         self.0 & c.bit() != 0
+    }
+    fn maybe_dotted(self) -> bool {
+        self.0 & Self::MAYBE_DOTTED != 0
     }
     fn iter(self) -> impl Iterator<Item = Class> {
         [
@@ -105,6 +115,10 @@ pub(super) enum Ty {
     /// `a => b`: a value that, dotted with an `a`, gives a `b` (a channel or constructor
     /// with fields left).
     Dotable(Rc<Ty>, Rc<Ty>),
+    /// `a.b.c`: a dotted value that is not one event or datatype value (`1.2`, `true.B.0`),
+    /// with the types of its parts: at least two, each a single field (never a dotted
+    /// value, a variable or a value still waiting for fields).
+    Dot(Rc<[Ty]>),
 }
 
 impl Ty {
@@ -154,6 +168,7 @@ fn rebuild(t: &Ty, mut child: impl FnMut(&Ty) -> Option<Ty>) -> Option<Ty> {
         Ty::Seq(a) => child(a).map(|a| Ty::Seq(Rc::new(a))),
         Ty::Set(a) => child(a).map(|a| Ty::Set(Rc::new(a))),
         Ty::Tuple(ts) => many(ts, &mut child).map(Ty::Tuple),
+        Ty::Dot(ts) => many(ts, &mut child).map(Ty::Dot),
         Ty::Fun(args, r) => {
             let new_args = many(args, &mut child);
             let new_r = child(r);
@@ -326,7 +341,7 @@ impl Vars {
         match self.shallow_ref(t) {
             Ty::Var(v) => f(*v),
             Ty::Seq(a) | Ty::Set(a) => self.each_free_var(a, f),
-            Ty::Tuple(ts) => ts.iter().any(|t| self.each_free_var(t, f)),
+            Ty::Tuple(ts) | Ty::Dot(ts) => ts.iter().any(|t| self.each_free_var(t, f)),
             Ty::Fun(a, r) => a.iter().any(|t| self.each_free_var(t, f)) || self.each_free_var(r, f),
             Ty::Map(a, r) | Ty::Dotable(a, r) => {
                 self.each_free_var(a, f) || self.each_free_var(r, f)
@@ -353,7 +368,7 @@ impl Vars {
             Ty::Proc | Ty::Fun(..) => false,
             Ty::Data(d, _) => self.data_has_eq(*d),
             Ty::Seq(a) | Ty::Set(a) => self.may_have_eq(a),
-            Ty::Tuple(ts) => ts.iter().all(|t| self.may_have_eq(t)),
+            Ty::Tuple(ts) | Ty::Dot(ts) => ts.iter().all(|t| self.may_have_eq(t)),
             Ty::Map(k, v) => self.may_have_eq(k) && self.may_have_eq(v),
             _ => true,
         }
@@ -391,7 +406,7 @@ impl Vars {
                 Err(Mismatch::NoInstance(c, Ty::Data(d, name)))
             }
             Ty::Seq(a) | Ty::Set(a) if matches!(c, Class::Eq | Class::Ord) => self.require(c, &a),
-            Ty::Tuple(ts) if matches!(c, Class::Eq | Class::Ord) => {
+            Ty::Tuple(ts) | Ty::Dot(ts) if matches!(c, Class::Eq | Class::Ord) => {
                 ts.iter().try_for_each(|t| self.require(c, t))
             }
             _ => Ok(()),
@@ -410,7 +425,7 @@ impl Vars {
                 },
             },
             Ty::Seq(a) | Ty::Set(a) => self.occurs(v, a),
-            Ty::Tuple(ts) => ts.iter().any(|t| self.occurs(v, t)),
+            Ty::Tuple(ts) | Ty::Dot(ts) => ts.iter().any(|t| self.occurs(v, t)),
             Ty::Fun(a, r) => a.iter().any(|t| self.occurs(v, t)) || self.occurs(v, r),
             Ty::Map(a, r) | Ty::Dotable(a, r) => self.occurs(v, a) || self.occurs(v, r),
             _ => false,
@@ -468,7 +483,7 @@ impl Vars {
                 None => false,
             },
             Ty::Seq(a) | Ty::Set(a) => self.collect_free(a, set),
-            Ty::Tuple(ts) => ts.iter().all(|t| self.collect_free(t, set)),
+            Ty::Tuple(ts) | Ty::Dot(ts) => ts.iter().all(|t| self.collect_free(t, set)),
             Ty::Fun(a, r) => {
                 a.iter().all(|t| self.collect_free(t, set)) && self.collect_free(r, set)
             }
@@ -493,6 +508,9 @@ impl Vars {
             return Err(Mismatch::Occurs(Ty::Var(v), self.resolve(t)));
         }
         let classes = self.classes[v as usize];
+        if classes.maybe_dotted() {
+            self.mark_maybe_dotted(t);
+        }
         self.bound[v as usize] = Some(t.clone());
         for c in classes.iter() {
             self.require(c, t)?;
@@ -500,12 +518,38 @@ impl Vars {
         Ok(())
     }
 
+    /// Marks the unbound flexible variables of `t` as maybe dotted (see
+    /// [`Classes::MAYBE_DOTTED`]).
+    pub(super) fn mark_maybe_dotted(&mut self, t: &Ty) {
+        let mut vs = Vec::new();
+        self.each_free_var(t, &mut |v| {
+            vs.push(v);
+            false
+        });
+        for v in vs {
+            self.classes[v as usize].0 |= Classes::MAYBE_DOTTED;
+        }
+    }
+
+    /// Whether `t` is an unbound flexible variable marked maybe dotted.
+    pub(super) fn is_maybe_dotted(&self, t: &Ty) -> bool {
+        match self.shallow_ref(t) {
+            Ty::Var(v) => self.classes[*v as usize].maybe_dotted(),
+            _ => false,
+        }
+    }
+
     /// Unifies `a` (the expected type) with `b` (the actual one).
     pub(super) fn unify(&mut self, a: &Ty, b: &Ty) -> Result<(), Mismatch> {
         let (a, b) = (self.shallow(a), self.shallow(b));
         let fail = |s: &Self| Err(Mismatch::Types(s.resolve(&a), s.resolve(&b)));
         match (&a, &b) {
-            (Ty::Any, _) | (_, Ty::Any) => Ok(()),
+            // what libcspm gives the loose side may be dotted: its variables may be too
+            (Ty::Any, Ty::Any) => Ok(()),
+            (Ty::Any, t) | (t, Ty::Any) => {
+                self.mark_maybe_dotted(t);
+                Ok(())
+            }
             (Ty::Var(v), t) | (t, Ty::Var(v)) => self.bind(*v, t),
             (Ty::Rigid(x), Ty::Rigid(y)) if x == y => Ok(()),
             (Ty::Int, Ty::Int)
@@ -515,10 +559,24 @@ impl Vars {
             | (Ty::Event, Ty::Event) => Ok(()),
             (Ty::Data(x, _), Ty::Data(y, _)) if x == y => Ok(()),
             (Ty::Seq(x), Ty::Seq(y)) | (Ty::Set(x), Ty::Set(y)) => self.unify(x, y),
-            (Ty::Tuple(xs), Ty::Tuple(ys)) if xs.len() == ys.len() => xs
-                .iter()
-                .zip(ys.iter())
-                .try_for_each(|(x, y)| self.unify(x, y)),
+            // dotted values of as many parts: part by part; of different numbers of parts:
+            // unlike when each part is known (a variable's part may be dotted in libcspm)
+            (Ty::Dot(xs), Ty::Dot(ys)) if xs.len() != ys.len() => {
+                let mut free = Vec::new();
+                self.free_vars(&a, &mut free);
+                self.free_vars(&b, &mut free);
+                if free.is_empty() {
+                    return fail(self);
+                }
+                self.mark_maybe_dotted(&a);
+                self.mark_maybe_dotted(&b);
+                Ok(())
+            }
+            (Ty::Tuple(xs), Ty::Tuple(ys)) | (Ty::Dot(xs), Ty::Dot(ys)) if xs.len() == ys.len() => {
+                xs.iter()
+                    .zip(ys.iter())
+                    .try_for_each(|(x, y)| self.unify(x, y))
+            }
             (Ty::Fun(xa, xr), Ty::Fun(ya, yr)) if xa.len() == ya.len() => {
                 for (x, y) in xa.iter().zip(ya.iter()) {
                     self.unify(x, y)?;
@@ -597,6 +655,15 @@ impl<'a> fmt::Display for Shown<'a> {
             Ty::Map(k, v) => write!(f, "(| {} => {} |)", sh(k), sh(v)),
             Ty::Data(_, name) => write!(f, "{name}"),
             Ty::Dotable(a, r) => write!(f, "{}=>{}", sh(a), sh(r)),
+            Ty::Dot(ts) => {
+                for (i, t) in ts.iter().enumerate() {
+                    if i > 0 {
+                        write!(f, ".")?;
+                    }
+                    write!(f, "{}", sh(t))?;
+                }
+                Ok(())
+            }
         }
     }
 }
