@@ -10,7 +10,9 @@
 //!   ([`CspSystem::new`]: at most [`EXPLICIT_LEAVES`] states), encodes a state as its number (one word): its states are
 //!   numbered breadth first in the canonical order of transitions, as an explicit leaf's are.
 //!
-//! Other systems number some processes as met and have no canonical encoding.
+//! Other systems number some processes as met and have no canonical encoding of a fixed
+//! width; every system has the structural encoding of [`super::structural`] (of a varying
+//! length), which writes such processes as their terms.
 
 #![forbid(unsafe_code)]
 

@@ -207,6 +207,12 @@ impl Op {
     }
 }
 
+/// The operator of rank `rank` in the canonical order of terms ([`Op::rank`]), if one has it
+/// (a network state's does not).
+pub(super) fn op_of_rank(rank: usize) -> Option<Op> {
+    NAMES.get(rank).map(|&(_, op)| op)
+}
+
 /// The intern tables of an [`Encoding`], as named by an operator's numeric argument.
 #[derive(Clone, Copy)]
 pub(super) enum Table {
@@ -467,13 +473,7 @@ impl Encoding {
             ProcNode::AlphaParallel(cs) if cs.is_empty() => mk(Op::Skip, &[]),
             ProcNode::AlphaParallel(cs) => {
                 let alphas: Vec<EventSet> = cs.iter().map(|(a, _)| a.clone()).collect();
-                let k = self.alphabets.intern(&alphas, |sets| {
-                    let sets = sets
-                        .iter()
-                        .map(|s| LabelSet::of_events(&self.labels, s))
-                        .collect::<Result<_, _>>()?;
-                    Ok(Alphabets::new(sets, self.labels.count()))
-                })?;
+                let k = self.alphabets_id(&alphas)?;
                 let mut args = vec![sec.int(k as i64)];
                 for (_, q) in cs {
                     args.push(self.build(sec, q, path)?);
@@ -560,7 +560,19 @@ impl Encoding {
         Ok(sec.create(Op::Hide.symbol(2), &[q, sec.int(set as i64)]).0)
     }
 
-    fn relation_id(&self, rel: &EventRelation) -> Result<u32, CspError> {
+    /// The number of the alphabets `alphas` of an alphabetised parallel.
+    pub(super) fn alphabets_id(&self, alphas: &Vec<EventSet>) -> Result<u32, CspError> {
+        self.alphabets.intern(alphas, |sets| {
+            let sets = sets
+                .iter()
+                .map(|s| LabelSet::of_events(&self.labels, s))
+                .collect::<Result<_, _>>()?;
+            Ok(Alphabets::new(sets, self.labels.count()))
+        })
+    }
+
+    /// The number of the renaming `rel`.
+    pub(super) fn relation_id(&self, rel: &EventRelation) -> Result<u32, CspError> {
         self.renamings
             .intern(rel, |rel| RenameMap::new(&self.labels, rel))
     }
