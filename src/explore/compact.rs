@@ -53,6 +53,9 @@ struct Shard {
     /// without the lock (a hint only: read while the table is replaced, they may be those of
     /// different tables, and a prefetch of any address is harmless).
     hint: (AtomicUsize, AtomicUsize),
+    /// Set while the last attempt to grow the table failed (no memory): only then do inserts
+    /// check the [`FULL_PERCENT`] bound, which keeps the common path to one flag.
+    stalled: AtomicBool,
 }
 
 impl Shard {
@@ -105,6 +108,7 @@ impl CompactSet {
                         slots: RwLock::new(ZeroedWords::new(INITIAL_SLOTS)),
                         len: AtomicU64::new(0),
                         hint: (AtomicUsize::new(0), AtomicUsize::new(0)),
+                        stalled: AtomicBool::new(false),
                     };
                     shard.publish(&shard.slots.read());
                     CachePadded::new(shard)
@@ -139,9 +143,12 @@ impl CompactSet {
         let shard = &self.shards[(h >> (64 - SHARDS.trailing_zeros())) as usize];
         let (inserted, capacity) = loop {
             let slots = shard.slots.read();
-            // Ordering: Relaxed; a count (the threads racing past the bound are few, and
-            // the bound leaves a twentieth of the slots empty).
-            if shard.len.load(Ordering::Relaxed) * 100 >= slots.len() as u64 * FULL_PERCENT {
+            // Ordering: Relaxed for both; a flag set under the write lock, which this read
+            // lock orders, and a count (the threads racing past the bound are few, and the
+            // bound leaves a twentieth of the slots empty).
+            if shard.stalled.load(Ordering::Relaxed)
+                && shard.len.load(Ordering::Relaxed) * 100 >= slots.len() as u64 * FULL_PERCENT
+            {
                 drop(slots);
                 grow(shard)?;
                 continue;
@@ -267,7 +274,13 @@ fn grow(shard: &Shard) -> Result<(), u64> {
         return Ok(()); // another thread grew it
     }
     let words = slots.len() + slots.len() / 2;
-    let bigger = ZeroedWords::try_new(words).ok_or((words as u64).saturating_mul(8))?;
+    let Some(bigger) = ZeroedWords::try_new(words) else {
+        // Ordering: Relaxed; written under the write lock (see the field).
+        shard.stalled.store(true, Ordering::Relaxed);
+        return Err((words as u64).saturating_mul(8));
+    };
+    // Ordering: Relaxed; as above.
+    shard.stalled.store(false, Ordering::Relaxed);
     for slot in slots.iter() {
         let key = slot.load(Ordering::Relaxed);
         if key != 0 {
