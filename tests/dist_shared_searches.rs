@@ -14,7 +14,7 @@ use std::collections::{BTreeSet, HashSet, VecDeque};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use common::failures_oracle::{Oracle, TICK};
+use common::failures_oracle::{arb_process_lts, Oracle, TICK};
 use proptest::prelude::*;
 use weft::dist::pairs::ClusterPairSearch;
 use weft::dist::{Cluster, Connector};
@@ -111,33 +111,6 @@ fn in_two_processes<R: Send>(
 
 fn one_thread() -> Engine {
     Engine::new(Threads::new(1).expect("threads")).expect("engine")
-}
-
-/// Small LTSs with taus, two events and sometimes ✓ (to a state without transitions).
-fn arb_process_lts() -> impl Strategy<Value = Lts> {
-    (1..=6u32, any::<bool>()).prop_flat_map(|(n, with_tick)| {
-        let transition = (
-            0..n,
-            prop_oneof![2 => Just(0 as Label), 3 => 1..3 as Label],
-            0..n,
-        );
-        let ticks = proptest::collection::vec(0..n, 0..if with_tick { 3 } else { 1 });
-        (
-            0..n,
-            proptest::collection::vec(transition, 0..(2 * n as usize + 4)),
-            ticks,
-        )
-            .prop_map(move |(initial, mut transitions, ticks)| {
-                let mut names: Vec<String> = ["tau", "a", "b"].map(String::from).to_vec();
-                let mut states = n;
-                if !ticks.is_empty() {
-                    names.push(TICK.to_string());
-                    transitions.extend(ticks.iter().map(|&s| (s, 3, n)));
-                    states = n + 1;
-                }
-                Lts::from_transitions(initial, states, names, &transitions)
-            })
-    })
 }
 
 /// The length of a shortest trace after which `lts` is nondeterministic (an event both
@@ -279,7 +252,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
 
     #[test]
-    fn shared_determinism_matches_the_slow_search_and_one_process(lts in arb_process_lts()) {
+    fn shared_determinism_matches_the_slow_search_and_one_process(lts in arb_process_lts(6)) {
         for model in [Model::Failures, Model::FailuresDivergences] {
             check_determinism(&lts, model)?;
         }
@@ -287,7 +260,7 @@ proptest! {
 
     #[test]
     fn shared_has_trace_matches_the_slow_search_and_one_process(
-        lts in arb_process_lts(),
+        lts in arb_process_lts(6),
         wanted in proptest::collection::vec(
             prop_oneof![3 => Just("a"), 3 => Just("b"), 1 => Just(TICK), 1 => Just("c")],
             0..5,

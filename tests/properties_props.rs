@@ -8,7 +8,7 @@ mod common;
 
 use std::collections::BTreeSet;
 
-use common::failures_oracle::{Oracle, TICK};
+use common::failures_oracle::{arb_process_lts, Oracle, TICK};
 use proptest::prelude::*;
 use weft::lts::Lts;
 use weft::refine::properties::{
@@ -22,34 +22,6 @@ use weft::ts::Label;
 /// with n states can need traces up to 2^n long; counterexamples longer than this are
 /// checked for being valid and for no shorter one existing up to this depth).
 const DETERMINISM_DEPTH: usize = 6;
-
-/// A random LTS of 1 to 6 states over tau, `a`, `b`; when ✓ occurs, its transitions all lead
-/// to one extra state Ω without transitions, which nothing else enters (as in CSP).
-fn arb_process_lts() -> impl Strategy<Value = Lts> {
-    (1..=6u32, any::<bool>()).prop_flat_map(|(n, with_tick)| {
-        let transition = (
-            0..n,
-            prop_oneof![2 => Just(0 as Label), 3 => 1..3 as Label],
-            0..n,
-        );
-        let ticks = proptest::collection::vec(0..n, 0..if with_tick { 3 } else { 1 });
-        (
-            0..n,
-            proptest::collection::vec(transition, 0..(2 * n as usize + 3)),
-            ticks,
-        )
-            .prop_map(move |(initial, mut transitions, ticks)| {
-                let mut names: Vec<String> = ["tau", "a", "b"].map(String::from).to_vec();
-                let mut states = n;
-                if !ticks.is_empty() {
-                    names.push(TICK.to_string());
-                    transitions.extend(ticks.iter().map(|&s| (s, 3, n)));
-                    states = n + 1;
-                }
-                Lts::from_transitions(initial, states, names, &transitions)
-            })
-    })
-}
 
 fn model_of(fd: bool) -> Model {
     if fd {
@@ -113,7 +85,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(500))]
 
     #[test]
-    fn deadlock_freedom_agrees_with_the_oracle_and_with_df_refinement(lts in arb_process_lts()) {
+    fn deadlock_freedom_agrees_with_the_oracle_and_with_df_refinement(lts in arb_process_lts(6)) {
         let oracle = Oracle::new(&lts);
         let depth = lts.num_states() as usize + 1;
         for fd in [false, true] {
@@ -130,7 +102,7 @@ proptest! {
     }
 
     #[test]
-    fn divergence_freedom_agrees_with_the_oracle(lts in arb_process_lts()) {
+    fn divergence_freedom_agrees_with_the_oracle(lts in arb_process_lts(6)) {
         let oracle = Oracle::new(&lts);
         let got = divergence_free(&lts);
         let expected = oracle.divergence(lts.num_states() as usize + 1);
@@ -148,7 +120,7 @@ proptest! {
     }
 
     #[test]
-    fn determinism_agrees_with_the_oracle(lts in arb_process_lts()) {
+    fn determinism_agrees_with_the_oracle(lts in arb_process_lts(6)) {
         let oracle = Oracle::new(&lts);
         for fd in [false, true] {
             let got = deterministic(&lts, model_of(fd));
@@ -191,7 +163,7 @@ proptest! {
 
     #[test]
     fn has_trace_agrees_with_the_oracle(
-        lts in arb_process_lts(),
+        lts in arb_process_lts(6),
         wanted in proptest::collection::vec(prop_oneof![Just("a"), Just("b"), Just(TICK), Just("c")], 0..5),
     ) {
         let oracle = Oracle::new(&lts);
@@ -223,7 +195,7 @@ proptest! {
     /// label names): renumbering the states gives the same trace and kind.
     #[test]
     fn counterexample_traces_do_not_depend_on_state_numbering(
-        lts in arb_process_lts(),
+        lts in arb_process_lts(6),
         keys in proptest::collection::vec(any::<u32>(), 7),
     ) {
         let n = lts.num_states();

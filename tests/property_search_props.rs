@@ -6,41 +6,12 @@
 
 mod common;
 
-use common::failures_oracle::{Oracle, TICK};
+use common::failures_oracle::{arb_process_lts, Oracle, TICK};
 use proptest::prelude::*;
 use weft::explore::{Engine, StopSignal};
-use weft::lts::Lts;
 use weft::refine::properties::{deterministic, has_trace, HasTrace, PropertyViolation};
 use weft::refine::{search_determinism, search_trace, Model, SystemOptions};
 use weft::threads::Threads;
-use weft::ts::Label;
-
-/// Small LTSs with taus, two events and sometimes ✓ (to a state without transitions).
-fn arb_process_lts() -> impl Strategy<Value = Lts> {
-    (1..=7u32, any::<bool>()).prop_flat_map(|(n, with_tick)| {
-        let transition = (
-            0..n,
-            prop_oneof![2 => Just(0 as Label), 3 => 1..3 as Label],
-            0..n,
-        );
-        let ticks = proptest::collection::vec(0..n, 0..if with_tick { 3 } else { 1 });
-        (
-            0..n,
-            proptest::collection::vec(transition, 0..(2 * n as usize + 4)),
-            ticks,
-        )
-            .prop_map(move |(initial, mut transitions, ticks)| {
-                let mut names: Vec<String> = ["tau", "a", "b"].map(String::from).to_vec();
-                let mut states = n;
-                if !ticks.is_empty() {
-                    names.push(TICK.to_string());
-                    transitions.extend(ticks.iter().map(|&s| (s, 3, n)));
-                    states = n + 1;
-                }
-                Lts::from_transitions(initial, states, names, &transitions)
-            })
-    })
-}
 
 const MODELS: [Model; 2] = [Model::Failures, Model::FailuresDivergences];
 
@@ -48,7 +19,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
 
     #[test]
-    fn determinism_on_the_fly_matches_the_lts_check(lts in arb_process_lts()) {
+    fn determinism_on_the_fly_matches_the_lts_check(lts in arb_process_lts(7)) {
         let oracle = Oracle::new(&lts);
         for model in MODELS {
             let expected = deterministic(&lts, model);
@@ -101,7 +72,7 @@ proptest! {
 
     #[test]
     fn has_trace_on_the_fly_matches_the_lts_check(
-        lts in arb_process_lts(),
+        lts in arb_process_lts(7),
         wanted in proptest::collection::vec(prop_oneof![Just("a"), Just("b"), Just(TICK), Just("c")], 0..5),
     ) {
         let oracle = Oracle::new(&lts);

@@ -285,3 +285,34 @@ impl<'a> Oracle<'a> {
         best.map(|p| p.into_iter().filter(|e| !e.is_empty()).collect())
     }
 }
+
+/// A random LTS of 1 to `max_states` states over tau, `a`, `b`, the kind the oracle reads;
+/// when ✓ occurs, its transitions all lead to one extra state Ω without transitions, which
+/// nothing else enters (as in CSP).
+pub fn arb_process_lts(max_states: u32) -> impl proptest::strategy::Strategy<Value = Lts> {
+    use proptest::prelude::*;
+    use weft::ts::Label;
+    (1..=max_states, any::<bool>()).prop_flat_map(|(n, with_tick)| {
+        let transition = (
+            0..n,
+            prop_oneof![2 => Just(0 as Label), 3 => 1..3 as Label],
+            0..n,
+        );
+        let ticks = proptest::collection::vec(0..n, 0..if with_tick { 3 } else { 1 });
+        (
+            0..n,
+            proptest::collection::vec(transition, 0..(2 * n as usize + 4)),
+            ticks,
+        )
+            .prop_map(move |(initial, mut transitions, ticks)| {
+                let mut names: Vec<String> = ["tau", "a", "b"].map(String::from).to_vec();
+                let mut states = n;
+                if !ticks.is_empty() {
+                    names.push(TICK.to_string());
+                    transitions.extend(ticks.iter().map(|&s| (s, 3, n)));
+                    states = n + 1;
+                }
+                Lts::from_transitions(initial, states, names, &transitions)
+            })
+    })
+}
