@@ -497,7 +497,7 @@ fn run_in_pool<D: Driven, V: Visited<D::State>>(
                 )
                 .collect()
         };
-        let mut candidates = Vec::new();
+        let mut candidates = Vec::with_capacity(parts.len());
         let mut lowered = Vec::new();
         let mut witnesses = Vec::new();
         let mut fresh = Vec::new();
@@ -509,7 +509,7 @@ fn run_in_pool<D: Driven, V: Visited<D::State>>(
             transition_count += part.transition_count;
             transitions.extend(part.transitions);
             deadlocks.extend(part.deadlocks);
-            candidates.extend(part.candidates);
+            candidates.push(part.candidates);
             lowered.extend(part.lowered);
             witnesses.extend(part.witnesses);
             fresh.push(part.fresh);
@@ -550,24 +550,7 @@ fn run_in_pool<D: Driven, V: Visited<D::State>>(
             visited.end_level(&states);
         } else {
             // The surviving candidates, with their least keys, in canonical order.
-            let survivor = |(p, state, key, label): (ProvisionalId, D::State, u64, Label)| {
-                slots.least_key(p).map(|least| {
-                    (
-                        least,
-                        p,
-                        state,
-                        if least == key { label } else { Label::MAX },
-                    )
-                })
-            };
-            let mut kept: Vec<(u64, ProvisionalId, D::State, Label)>;
-            if candidates.len() <= SMALL_LEVEL {
-                kept = candidates.into_iter().filter_map(survivor).collect();
-                kept.sort_unstable_by_key(|c| c.0);
-            } else {
-                kept = candidates.into_par_iter().filter_map(survivor).collect();
-                kept.par_sort_unstable_by_key(|c| c.0);
-            }
+            let mut kept = in_key_order(candidates, |p| slots.least_key(p));
             if kept.iter().any(|c| c.3 == Label::MAX) {
                 // Labels of least keys found by other steps than the candidates' own.
                 let mut label_of: std::collections::HashMap<ProvisionalId, Label> =
@@ -672,6 +655,49 @@ fn run_in_pool<D: Driven, V: Visited<D::State>>(
     }
 }
 
+/// The surviving candidates of a level, `(least key, provisional id, state, label)` sorted by
+/// least key; the label is `Label::MAX` where the least key is another step's than the
+/// candidate's own.
+///
+/// The parts come in the order of the chunks they expanded, and each part's candidates in
+/// the order of their steps, so the candidates' own keys ascend. Most survivors keep their
+/// own key; the few whose key another worker lowered are sorted apart and merged in: linear
+/// where a sort of the whole level was not. (Keys are distinct, so the order is the same
+/// whichever way it is reached.)
+fn in_key_order<S: Send>(
+    parts: Vec<Vec<(ProvisionalId, S, u64, Label)>>,
+    least_key: impl Fn(ProvisionalId) -> Option<u64>,
+) -> Vec<(u64, ProvisionalId, S, Label)> {
+    let total = parts.iter().map(Vec::len).sum();
+    let mut own = Vec::with_capacity(total);
+    let mut moved = Vec::new();
+    for (p, state, key, label) in parts.into_iter().flatten() {
+        match least_key(p) {
+            Some(least) if least == key => own.push((least, p, state, label)),
+            Some(least) => moved.push((least, p, state, Label::MAX)),
+            None => {}
+        }
+    }
+    if !own.is_sorted_by_key(|c: &(u64, ProvisionalId, S, Label)| c.0) {
+        // Not the order the parts are made in; kept correct all the same.
+        own.par_sort_unstable_by_key(|c| c.0);
+    }
+    if moved.is_empty() {
+        return own;
+    }
+    moved.sort_unstable_by_key(|c| c.0);
+    let mut kept = Vec::with_capacity(own.len() + moved.len());
+    let mut moved = moved.into_iter().peekable();
+    for c in own {
+        while let Some(m) = moved.next_if(|m| m.0 < c.0) {
+            kept.push(m);
+        }
+        kept.push(c);
+    }
+    kept.extend(moved);
+    kept
+}
+
 /// Records `id` for provisional id `prov` (`u32::MAX`: not kept).
 fn set_id(id_of_prov: &mut Vec<u32>, prov: ProvisionalId, id: CanonicalId) {
     let at = prov.0 as usize;
@@ -679,4 +705,75 @@ fn set_id(id_of_prov: &mut Vec<u32>, prov: ProvisionalId, id: CanonicalId) {
         id_of_prov.resize(at + 1, u32::MAX);
     }
     id_of_prov[at] = id.0;
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// What `in_key_order` must give: every survivor with its least key, sorted by it.
+    fn sorted_survivors(
+        parts: &[Vec<(ProvisionalId, u32, u64, Label)>],
+        least: &HashMap<u32, u64>,
+    ) -> Vec<(u64, ProvisionalId, u32, Label)> {
+        let mut all: Vec<_> = parts
+            .iter()
+            .flatten()
+            .filter_map(|&(p, s, key, label)| {
+                least
+                    .get(&p.0)
+                    .map(|&l| (l, p, s, if l == key { label } else { Label::MAX }))
+            })
+            .collect();
+        all.sort_by_key(|c| c.0);
+        all
+    }
+
+    proptest! {
+        /// Parts of ascending own keys (as a level's parts come) and parts in any order
+        /// (the fallback) give the survivors sorted by least key: lowered keys merged in,
+        /// removed candidates dropped.
+        #[test]
+        fn survivors_come_out_sorted_by_least_key(
+            steps in proptest::collection::vec((1u64..4, 0u8..10), 0..300),
+            cuts in proptest::collection::vec(0usize..300, 0..6),
+            shuffled in any::<bool>(),
+        ) {
+            // Own keys ascend in steps of 4 to 12; a candidate is removed (0), lowered (1, 2:
+            // to a key below every own key, or to one just below its own) or kept. Keys stay
+            // distinct, as steps' keys are.
+            let mut key = 1000u64;
+            let mut flat = Vec::new();
+            let mut least = HashMap::new();
+            for (i, &(gap, fate)) in steps.iter().enumerate() {
+                key += 4 * gap;
+                let p = ProvisionalId(i as u32);
+                flat.push((p, i as u32, key, (i % 7) as Label));
+                match fate {
+                    0 => {}
+                    1 => { least.insert(p.0, i as u64); }
+                    2 => { least.insert(p.0, key - 1); }
+                    _ => { least.insert(p.0, key); }
+                }
+            }
+            if shuffled {
+                flat.reverse();
+            }
+            let mut parts = Vec::new();
+            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(flat.len())).collect();
+            cuts.sort_unstable();
+            let mut from = 0;
+            for c in cuts.into_iter().chain([flat.len()]) {
+                parts.push(flat[from..c].to_vec());
+                from = c;
+            }
+            let expected = sorted_survivors(&parts, &least);
+            let got = in_key_order(parts, |p| least.get(&p.0).copied());
+            prop_assert_eq!(got, expected);
+        }
+    }
 }
