@@ -11,11 +11,15 @@
 //! channel or constructor gets the dotted type of its parts ([`Ty::Dot`], `Int.Int`) where
 //! each is such a single field. A variable followed by more parts after a channel or
 //! constructor (`x` in `e.x.y`) takes one field (libcspm's shortest match), settled at the
-//! end of its group ([`Checker::check_shortest_matches`]). Anything else (more values than
-//! fields, a field of a dotted type) leaves the whole value of the type [`Ty::Any`].
+//! end of its group ([`Checker::check_shortest_matches`]). A datatype's value dotted with
+//! more (`A.1.A`) is the dotted type of that value and the fields after it, as libcspm's
+//! evaluator splits it. A local variable given to `{| x |}` has fields left, whose first is
+//! of one type in every `x.y` ([`Checker::check_first_fields`]). Anything else (more values
+//! than fields of an event, a field of a dotted type) leaves the whole value of the type
+//! [`Ty::Any`].
 
 use super::toplevel::flatten_dots;
-use super::types::Ty;
+use super::types::{Classes, Ty};
 use super::{CResult, Checker};
 use crate::csp::error::{ErrorKind, RawError};
 use crate::csp::resolve::GlobalKind;
@@ -33,6 +37,15 @@ impl Checker<'_> {
             types.push(self.expr(p)?);
         }
         let mut shortest = vec![false; parts.len()];
+        if let ExprKind::Var(n) = &parts[0].kind {
+            if let Some(i) = self.scope.iter().rposition(|(m, _)| m == n) {
+                let s = &self.scope[i].1;
+                if s.generic.is_empty() && s.rigid.is_empty() {
+                    self.dotted_locals
+                        .push((s.ty.clone(), types[1].clone(), parts[1].span));
+                }
+            }
+        }
         let t = if self.names_channel_or_constructor(parts[0]) {
             self.headed_dot_type(&parts, &types, &mut shortest)?
         } else {
@@ -61,8 +74,12 @@ impl Checker<'_> {
         let mut t = types[0].clone();
         for (i, (p, arg)) in parts.iter().zip(types).enumerate().skip(1) {
             let Ty::Dotable(field, rest) = self.vars.resolve(&t) else {
-                // more values than fields (an event dotted further is a value, unchecked)
-                return Ok(Ty::Any);
+                // more values than fields: a datatype's value dotted further is a dotted
+                // value of fields (an event dotted further is a value, unchecked)
+                return match self.vars.resolve(&t) {
+                    d @ Ty::Data(..) => self.completed_dot_type(d, &parts[i..], &types[i..]),
+                    _ => Ok(Ty::Any),
+                };
             };
             t = match self.vars.resolve(arg) {
                 Ty::Var(_) if i + 1 < parts.len() => {
@@ -126,11 +143,54 @@ impl Checker<'_> {
         )
     }
 
+    /// The type of the datatype's value of type `first` (a constructor given all its
+    /// fields) dotted with `parts` (of types `types`): as libcspm's evaluator dots a
+    /// complete value with more (`A.1.A` with `datatype T = A.Int` is the two fields `A.1`
+    /// and `A`), the dotted type of `first` and the fields of `parts` (see
+    /// [`Checker::value_dot_items`]), where these end with a bare constructor still waiting
+    /// for its fields, that too; otherwise [`Ty::Any`].
+    fn completed_dot_type(&mut self, first: Ty, parts: &[&Expr], types: &[Ty]) -> CResult<Ty> {
+        let Some((mut items, waiting)) = self.value_dot_items(parts, types)? else {
+            return Ok(Ty::Any);
+        };
+        if let Some(w) = waiting {
+            // only a bare constructor, the last part
+            let last = parts.len() - 1;
+            let bare = self.names_channel_or_constructor(parts[last])
+                && self.vars.resolve(&types[last]) == w;
+            let mut made = w.clone();
+            while let Ty::Dotable(_, r) = made {
+                made = self.vars.resolve(&r);
+            }
+            if !bare || !matches!(made, Ty::Data(..)) {
+                return Ok(Ty::Any);
+            }
+            items.push(w);
+        }
+        items.insert(0, first);
+        Ok(Ty::Dot(items.into()))
+    }
+
     /// The type of the dotted value `parts` (of types `types`) whose head is not a channel
     /// or constructor (`1.2`, `true.B.0`, `x.y`): the dotted type of its parts when each
     /// is certainly a single field or a constructor given all its fields (as libcspm
     /// splits it); otherwise [`Ty::Any`].
     fn value_dot_type(&mut self, parts: &[&Expr], types: &[Ty]) -> CResult<Ty> {
+        match self.value_dot_items(parts, types)? {
+            Some((items, None)) if items.len() >= 2 => Ok(Ty::Dot(items.into())),
+            _ => Ok(Ty::Any),
+        }
+    }
+
+    /// The types of the fields of the dotted value `parts` (of types `types`) when each
+    /// part is certainly a single field or a constructor given all its fields, with the
+    /// type of the constructor left waiting for fields at the end, if one is; `None` where
+    /// that is not certain.
+    fn value_dot_items(
+        &mut self,
+        parts: &[&Expr],
+        types: &[Ty],
+    ) -> CResult<Option<(Vec<Ty>, Option<Ty>)>> {
         let mut items = Vec::new();
         // a constructor waiting for the fields that follow
         let mut waiting: Option<Ty> = None;
@@ -141,21 +201,21 @@ impl Checker<'_> {
                     Ty::Dotable(..) => waiting = Some(a),
                     Ty::Data(..) => items.push(a),
                     _ if self.single_field(&a) => items.push(a),
-                    _ => return Ok(Ty::Any),
+                    _ => return Ok(None),
                 }
                 continue;
             };
             let Ty::Dotable(field, rest) = w else {
-                return Ok(Ty::Any);
+                return Ok(None);
             };
             let next = match a {
                 Ty::Dotable(..) => match self.absorbed(&field, &a, &rest) {
                     Some(t) => t,
-                    None => return Ok(Ty::Any),
+                    None => return Ok(None),
                 },
                 _ => {
                     if !self.give_field(&field, &a, arg, p.span)? {
-                        return Ok(Ty::Any);
+                        return Ok(None);
                     }
                     (*rest).clone()
                 }
@@ -163,13 +223,10 @@ impl Checker<'_> {
             match self.vars.resolve(&next) {
                 t @ Ty::Dotable(..) => waiting = Some(t),
                 t @ Ty::Data(..) => items.push(t),
-                _ => return Ok(Ty::Any),
+                _ => return Ok(None),
             }
         }
-        if waiting.is_some() || items.len() < 2 {
-            return Ok(Ty::Any);
-        }
-        Ok(Ty::Dot(items.into()))
+        Ok(Some((items, waiting)))
     }
 
     /// libcspm's shortest-match rule, applied at the end of a group: a variable dotted
@@ -192,6 +249,46 @@ impl Checker<'_> {
                 _ => continue,
             }
             self.expect(&field, &var, span)?;
+        }
+        Ok(())
+    }
+
+    /// libcspm's extendable types, in part: a local variable `x` given to a productions set
+    /// as it is (`{| x |}`) is a value with fields left, whose first field has one type, so
+    /// the parts dotted after it (`y` and `z` in `x.y`, `x.z`) are of one type where they
+    /// are single fields. Applied at the end of a group to the variables still of a type
+    /// not known (those of a known type are checked as any dotted value); the type the
+    /// parts share gives up ([`Ty::Any`]) where it meets anything but a single field.
+    pub(super) fn check_first_fields(&mut self) -> CResult<()> {
+        let dotted = std::mem::take(&mut self.dotted_locals);
+        let extendable = std::mem::take(&mut self.extendable_locals);
+        if extendable.is_empty() {
+            return Ok(());
+        }
+        let roots: Vec<u32> = extendable
+            .iter()
+            .filter_map(|t| match self.vars.shallow(t) {
+                Ty::Var(v) => Some(v),
+                _ => None,
+            })
+            .collect();
+        let mut shared: Vec<(u32, Ty)> = Vec::new();
+        for (x, first, span) in dotted {
+            let Ty::Var(r) = self.vars.shallow(&x) else {
+                continue;
+            };
+            if !roots.contains(&r) {
+                continue;
+            }
+            let s = match shared.iter().find(|(v, _)| *v == r) {
+                Some((_, s)) => s.clone(),
+                None => {
+                    let s = self.vars.fresh_with(Classes::default().with_first_field());
+                    shared.push((r, s.clone()));
+                    s
+                }
+            };
+            self.expect(&s, &first, span)?;
         }
         Ok(())
     }

@@ -15,6 +15,7 @@
 #![forbid(unsafe_code)]
 
 mod annotations;
+mod classes;
 mod dots;
 mod infer;
 mod modules;
@@ -76,6 +77,12 @@ pub(super) struct Checker<'p> {
     /// Variables dotted after a channel or constructor with more parts after them (`x` in
     /// `e.x.y`), with the type of the field they take (see `check_shortest_matches`).
     shortest_matches: Vec<(crate::csp::syntax::source::Span, Ty, Ty)>,
+    /// The types of the local variables given to a productions set as they are (`x` in
+    /// `{| x |}`): libcspm makes each a value with fields left (see `check_first_fields`).
+    extendable_locals: Vec<Ty>,
+    /// Dotted values headed by a local variable (`x.y`): the type of the variable, the type
+    /// of the part after it and where that part is (see `check_first_fields`).
+    dotted_locals: Vec<(Ty, Ty, crate::csp::syntax::source::Span)>,
 }
 
 /// Type checks the resolved program `prog` with the annotations read by the parser;
@@ -97,6 +104,8 @@ pub(crate) fn check(
         dot_heads: Vec::new(),
         class_checks: Vec::new(),
         shortest_matches: Vec::new(),
+        extendable_locals: Vec::new(),
+        dotted_locals: Vec::new(),
     };
     let qualified = module_annotations(prog, annotations);
     let mut top: Vec<&RawAnnotation> = qualified.iter().collect();

@@ -2,7 +2,7 @@
 //! values of one datatype), and dot patterns whose first part is a variable.
 
 use super::toplevel::flatten_dots;
-use super::types::{Class, Ty};
+use super::types::{Class, Classes, Ty};
 use super::{CResult, Checker};
 use crate::csp::error::{ErrorKind, RawError};
 use crate::csp::resolve::GlobalKind;
@@ -24,7 +24,11 @@ impl Checker<'_> {
             let ExprKind::Var(n) = &head.kind else {
                 return Ok(Ty::Any);
             };
-            if self.scope.iter().any(|(m, _)| m == n) {
+            if let Some(i) = self.scope.iter().rposition(|(m, _)| m == n) {
+                let s = &self.scope[i].1;
+                if std::ptr::eq(head, x) && s.generic.is_empty() && s.rigid.is_empty() {
+                    self.extendable_locals.push(s.ty.clone());
+                }
                 return Ok(Ty::Any);
             }
             let t = match self.prog.globals.get(n) {
@@ -112,10 +116,28 @@ impl Checker<'_> {
     /// The type of the dot pattern `p` (parts `ps`): unknown, but recorded when its first
     /// part is a variable or `_`, which cannot take the constructor of a datatype's value or
     /// the channel of an event ([`Checker::check_dot_heads`]).
+    ///
+    /// Where every part is a variable or `_` (`x.y.z`), each takes at least one field in
+    /// libcspm: the type stands for a dotted value of at least as many fields as parts
+    /// ([`Classes::with_dot_parts`]).
     pub(super) fn dot_pattern_type(&mut self, p: &Pattern, ps: &[Pattern]) -> Ty {
-        let head_binds = match ps.first().map(|q| &q.kind) {
-            Some(PatKind::Wildcard) => true,
-            Some(PatKind::Var(n)) => !matches!(
+        if !ps.first().is_some_and(|q| self.binds_any_value(q)) {
+            return Ty::Any;
+        }
+        let t = self.vars.fresh();
+        self.dot_heads.push((p.span, t.clone()));
+        if ps.iter().all(|q| self.binds_any_value(q)) {
+            self.vars
+                .add_classes(&t, Classes::default().with_dot_parts(ps.len()));
+        }
+        t
+    }
+
+    /// Whether the pattern `q` is a variable (not a channel, constructor or boolean) or `_`.
+    fn binds_any_value(&self, q: &Pattern) -> bool {
+        match &q.kind {
+            PatKind::Wildcard => true,
+            PatKind::Var(n) => !matches!(
                 self.prog.globals.get(n),
                 Some(
                     GlobalKind::Chan(_)
@@ -125,13 +147,7 @@ impl Checker<'_> {
                 )
             ),
             _ => false,
-        };
-        if !head_binds {
-            return Ty::Any;
         }
-        let t = self.vars.fresh();
-        self.dot_heads.push((p.span, t.clone()));
-        t
     }
 
     /// A dot pattern `x.y` or `_.y` matched against values of a datatype or events: FDR's

@@ -197,6 +197,7 @@ impl<'p> Checker<'p> {
             }
         }
         self.check_shortest_matches()?;
+        self.check_first_fields()?;
         for (span, name, t) in std::mem::take(&mut self.empty_fields) {
             if let Ty::Var(_) = self.vars.shallow(&t) {
                 return Err(RawError::new(
@@ -336,6 +337,7 @@ impl<'p> Checker<'p> {
             }
         }
         self.check_shortest_matches()?;
+        self.check_first_fields()?;
         if names
             .iter()
             .any(|n| matches!(prog.globals.get(n), Some(GlobalKind::Ctor(_))))

@@ -13,81 +13,7 @@
 use std::fmt;
 use std::rc::Rc;
 
-/// A type class of CSPm (libcspm's `Eq`, `Ord`, `Set`, `Yieldable`, `Complete`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Class {
-    Eq,
-    Ord,
-    Set,
-    Yieldable,
-    Complete,
-}
-
-impl Class {
-    /// The class named `name`, if there is one.
-    pub(super) fn from_name(name: &str) -> Option<Class> {
-        Some(match name {
-            "Eq" => Class::Eq,
-            "Ord" => Class::Ord,
-            "Set" => Class::Set,
-            "Yieldable" => Class::Yieldable,
-            "Complete" => Class::Complete,
-            _ => return None,
-        })
-    }
-
-    fn bit(self) -> u8 {
-        1 << (self as u8)
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            Class::Eq => "Eq",
-            Class::Ord => "Ord",
-            Class::Set => "Set",
-            Class::Yieldable => "Yieldable",
-            Class::Complete => "Complete",
-        }
-    }
-}
-
-/// A set of type classes, and (for a flexible variable) whether libcspm may give it a
-/// dotted type weft does not see (see [`Classes::MAYBE_DOTTED`]).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(super) struct Classes(u8);
-
-impl Classes {
-    /// Not a class: marks a variable that met something weft types loosely ([`Ty::Any`],
-    /// a dotted value or pattern it does not split, a field of a prefix), so libcspm may
-    /// know it as a dotted value (`Int.Int`), which fills several fields of an event. The
-    /// shortest-match rule (`Checker::check_shortest_matches`) leaves such a variable alone.
-    const MAYBE_DOTTED: u8 = 1 << 7;
-
-    /// Adds `c`.
-    pub(super) fn insert(&mut self, c: Class) {
-        self.0 |= c.bit();
-    }
-    fn union(self, o: Classes) -> Classes {
-        Classes(self.0 | o.0)
-    }
-    fn contains(self, c: Class) -> bool {
-        self.0 & c.bit() != 0
-    }
-    fn maybe_dotted(self) -> bool {
-        self.0 & Self::MAYBE_DOTTED != 0
-    }
-    fn iter(self) -> impl Iterator<Item = Class> {
-        [
-            Class::Eq,
-            Class::Ord,
-            Class::Set,
-            Class::Yieldable,
-            Class::Complete,
-        ]
-        .into_iter()
-        .filter(move |c| self.contains(*c))
-    }
-}
+pub(super) use super::classes::{Class, Classes};
 
 /// A type.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -117,7 +43,8 @@ pub(super) enum Ty {
     Dotable(Rc<Ty>, Rc<Ty>),
     /// `a.b.c`: a dotted value that is not one event or datatype value (`1.2`, `true.B.0`),
     /// with the types of its parts: at least two, each a single field (never a dotted
-    /// value, a variable or a value still waiting for fields).
+    /// value or a variable; a value still waiting for fields only as the last part, a bare
+    /// constructor after a datatype's value, as in `A.1.A`).
     Dot(Rc<[Ty]>),
 }
 
@@ -224,6 +151,9 @@ pub(super) enum Mismatch {
     Types(Ty, Ty),
     NoInstance(Class, Ty),
     Occurs(Ty, Ty),
+    /// A dot pattern of (at least) this many parts matched with a dotted value of fewer
+    /// fields.
+    DotParts(usize, Ty),
 }
 
 /// The most unbound variables [`Vars`] remembers below one bound variable (a bigger set is
@@ -508,6 +438,15 @@ impl Vars {
             return Err(Mismatch::Occurs(Ty::Var(v), self.resolve(t)));
         }
         let classes = self.classes[v as usize];
+        if classes.first_field() && !self.is_one_field(t) {
+            self.bound[v as usize] = Some(Ty::Any);
+            return Ok(());
+        }
+        if let Ty::Dot(ts) = t {
+            if ts.len() < classes.dot_parts() {
+                return Err(Mismatch::DotParts(classes.dot_parts(), self.resolve(t)));
+            }
+        }
         if classes.maybe_dotted() {
             self.mark_maybe_dotted(t);
         }
@@ -516,6 +455,35 @@ impl Vars {
             self.require(c, t)?;
         }
         Ok(())
+    }
+
+    /// Whether `t` (not a flexible variable) is certainly one field of a dotted value, or
+    /// a type standing for one (a rigid variable, [`Ty::Any`]).
+    fn is_one_field(&self, t: &Ty) -> bool {
+        matches!(
+            self.shallow_ref(t),
+            Ty::Int
+                | Ty::Bool
+                | Ty::Char
+                | Ty::Proc
+                | Ty::Seq(_)
+                | Ty::Set(_)
+                | Ty::Tuple(_)
+                | Ty::Map(..)
+                | Ty::Fun(..)
+                | Ty::Data(..)
+                | Ty::Rigid(_)
+                | Ty::Any
+        )
+    }
+
+    /// Gives the unbound flexible variable `t` the classes `extra` too (see
+    /// [`Classes::DOT_PARTS`], [`Classes::FIRST_FIELD`]); nothing where `t` is not one.
+    pub(super) fn add_classes(&mut self, t: &Ty, extra: Classes) {
+        if let Ty::Var(v) = self.shallow_ref(t) {
+            let v = *v as usize;
+            self.classes[v] = self.classes[v].union(extra);
+        }
     }
 
     /// Marks the unbound flexible variables of `t` as maybe dotted (see
@@ -527,7 +495,7 @@ impl Vars {
             false
         });
         for v in vs {
-            self.classes[v as usize].0 |= Classes::MAYBE_DOTTED;
+            self.classes[v as usize] = self.classes[v as usize].with_maybe_dotted();
         }
     }
 
@@ -612,6 +580,11 @@ impl Vars {
                 self.show(v),
                 self.show(t)
             ),
+            Mismatch::DotParts(n, t) => format!(
+                "a dot pattern of {n} parts cannot match a dotted value of type {}, which has \
+                 fewer fields: each part of the pattern takes at least one field",
+                self.show(t)
+            ),
         }
     }
 }
@@ -660,7 +633,10 @@ impl<'a> fmt::Display for Shown<'a> {
                     if i > 0 {
                         write!(f, ".")?;
                     }
-                    write!(f, "{}", sh(t))?;
+                    match t {
+                        Ty::Dotable(..) => write!(f, "({})", sh(t))?,
+                        _ => write!(f, "{}", sh(t))?,
+                    }
                 }
                 Ok(())
             }
@@ -695,6 +671,54 @@ mod tests {
             4 => Ty::tuple(vec![build(c, n, depth - 1), build(c, n, depth - 1)]),
             _ => Ty::fun(vec![build(c, n, depth - 1)], build(c, n, depth - 1)),
         }
+    }
+
+    /// A dotted type of `n` integer fields.
+    fn ints(n: usize) -> Ty {
+        Ty::Dot(vec![Ty::Int; n].into())
+    }
+
+    #[test]
+    fn a_dot_pattern_type_refuses_fewer_fields_only() {
+        for (parts, fields, ok) in [(3, 2, false), (3, 3, true), (3, 4, true), (2, 2, true)] {
+            let mut vars = Vars::default();
+            let t = vars.fresh_with(Classes::default().with_dot_parts(parts));
+            let r = vars.unify(&t, &ints(fields));
+            assert_eq!(r.is_ok(), ok, "{parts} parts, {fields} fields");
+        }
+        // the bound survives a variable standing for another, and instantiation's copy
+        let mut vars = Vars::default();
+        let t = vars.fresh_with(Classes::default().with_dot_parts(3));
+        let u = vars.fresh_with(Classes::default().with_dot_parts(2));
+        vars.unify(&u, &t).expect("two variables");
+        assert!(vars.unify(&u, &ints(2)).is_err());
+        let Ty::Var(w) = vars.shallow(&t) else {
+            panic!("unbound")
+        };
+        let copy = vars.fresh_with(vars.var_classes(w));
+        assert!(vars.unify(&copy, &ints(2)).is_err());
+        assert!(vars.unify(&copy, &ints(3)).is_ok());
+    }
+
+    #[test]
+    fn a_first_field_gives_up_on_what_is_not_one_field() {
+        let mut vars = Vars::default();
+        let first = Classes::default().with_first_field();
+        // one field: then of that type only
+        let t = vars.fresh_with(first);
+        vars.unify(&t, &Ty::Int).expect("a single field");
+        assert!(vars.unify(&t, &Ty::Bool).is_err());
+        // a dotted value first: unknown, so anything after
+        let t = vars.fresh_with(first);
+        vars.unify(&t, &ints(2)).expect("a dotted value");
+        assert_eq!(vars.resolve(&t), Ty::Any);
+        vars.unify(&t, &Ty::Bool).expect("unknown");
+        // through a variable
+        let t = vars.fresh_with(first);
+        let y = vars.fresh();
+        vars.unify(&t, &y).expect("two variables");
+        vars.unify(&y, &Ty::Event).expect("an event");
+        assert_eq!(vars.resolve(&t), Ty::Any);
     }
 
     proptest! {
