@@ -198,17 +198,30 @@ impl Evaluator {
                     "`_` can only be used in a pattern",
                 ))
             }
-            K::Dot(a, b) => {
-                let va = self.eval(a, env)?;
-                let vb = self.eval(b, env)?;
-                if matches!(va, Value::Proc(_) | Value::Func(_)) {
-                    return Err(self.err(
-                        e.span,
-                        ErrorKind::Type,
-                        format!("cannot apply `.` to {}", self.show(&va)),
-                    ));
+            K::Dot(..) => {
+                // The whole chain `x.y.z` is one dotted value, checked once it is complete
+                // (as libcspm combines the operands): an operand that is itself a complete
+                // event may be followed by more fields (`ev.x.i.V` with `x` an event of a
+                // field of type `{a, b, c}`), which its own partial chain `x.i.V` could not.
+                let mut operands = Vec::new();
+                flatten_dots(e, &mut operands);
+                let last = operands.len() - 1;
+                let mut v: Option<Value> = None;
+                for (i, operand) in operands.iter().enumerate() {
+                    let vo = self.eval(operand, env)?;
+                    if i < last && matches!(vo, Value::Proc(_) | Value::Func(_)) {
+                        return Err(self.err(
+                            operand.span.to(operands[last].span),
+                            ErrorKind::Type,
+                            format!("cannot apply `.` to {}", self.show(&vo)),
+                        ));
+                    }
+                    v = Some(match v {
+                        None => vo,
+                        Some(acc) => Value::dot(&acc, &vo),
+                    });
                 }
-                let v = Value::dot(&va, &vb);
+                let v = v.expect("a dotted chain has operands");
                 self.check_dotted(&v, e.span)?;
                 v
             }
