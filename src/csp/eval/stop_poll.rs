@@ -69,12 +69,17 @@ impl Evaluator {
         len_hint: usize,
     ) -> EResult<Vec<Value>> {
         let mut out = Vec::new();
-        out.try_reserve_exact(len_hint).map_err(|_| {
-            CspError::unpositioned(
-                ErrorKind::Limit,
-                format!("cannot allocate room for {len_hint} values"),
-            )
-        })?;
+        if out.try_reserve_exact(len_hint).is_err() {
+            // More than the memory left (or than the address space allows): the run is over
+            // its memory, whatever its budget says; a stop, not an abort.
+            let stop = self.stop.lock();
+            stop.stop(crate::explore::StopReason::MemoryLimit);
+            let reason = stop.reason().unwrap_or(crate::explore::StopReason::MemoryLimit);
+            return Err(stopped(
+                reason,
+                &format!("evaluating (no room for a set of {len_hint} values)"),
+            ));
+        }
         for v in items {
             out.push(v);
             if out.len() % POLL_CHUNK == 0 {
