@@ -74,7 +74,9 @@ impl Evaluator {
             // its memory, whatever its budget says; a stop, not an abort.
             let stop = self.stop.lock();
             stop.stop(crate::explore::StopReason::MemoryLimit);
-            let reason = stop.reason().unwrap_or(crate::explore::StopReason::MemoryLimit);
+            let reason = stop
+                .reason()
+                .unwrap_or(crate::explore::StopReason::MemoryLimit);
             return Err(stopped(
                 reason,
                 &format!("evaluating (no room for a set of {len_hint} values)"),
