@@ -125,6 +125,7 @@ pub(super) fn finish_load(
         },
         memo: Memo::default(),
         stop: parking_lot::Mutex::new(stop),
+        cut_short: Default::default(),
         sources,
         prog,
     };

@@ -272,6 +272,8 @@ pub struct Evaluator {
     /// The signal that stops long evaluations (see `stop_poll`): the load's while the script
     /// loads, then that of the run checking an assertion.
     stop: parking_lot::Mutex<crate::explore::StopSignal>,
+    /// Whether an evaluation was cut short by `stop` (a load so cut short fails as stopped).
+    cut_short: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for Evaluator {

@@ -56,8 +56,20 @@ impl Evaluator {
         }
         match self.stop_reason() {
             None => Ok(()),
-            Some(reason) => Err(stopped(reason, "evaluating")),
+            Some(reason) => {
+                self.note_cut_short();
+                Err(stopped(reason, "evaluating"))
+            }
         }
+    }
+
+    /// Records that an evaluation was cut short by the stop signal (see
+    /// [`Evaluator::load_stopped`]).
+    fn note_cut_short(&self) {
+        // Ordering: Relaxed; read by the loading thread after its evaluation, on the same
+        // thread or after the joins of the threads that evaluated.
+        self.cut_short
+            .store(true, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// The values `items` yields, collected with a look at the stop signal every
@@ -72,6 +84,7 @@ impl Evaluator {
         if out.try_reserve_exact(len_hint).is_err() {
             // More than the memory left (or than the address space allows): the run is over
             // its memory, whatever its budget says; a stop, not an abort.
+            self.note_cut_short();
             let stop = self.stop.lock();
             stop.stop(crate::explore::StopReason::MemoryLimit);
             let reason = stop
@@ -91,9 +104,14 @@ impl Evaluator {
         Ok(out)
     }
 
-    /// The error for a load, begun at `started`, whose stop signal was raised (none if it
-    /// was not), with the load's figures: its time and the process's peak memory.
+    /// The error for a load, begun at `started`, that its stop signal cut short (none if it
+    /// did not: a load that ended its work while or after the signal was raised is whole),
+    /// with the load's figures: its time and the process's peak memory.
     pub(super) fn load_stopped(&self, started: std::time::Instant) -> Option<CspError> {
+        // Ordering: Relaxed; see `note_cut_short`.
+        if !self.cut_short.load(std::sync::atomic::Ordering::Relaxed) {
+            return None;
+        }
         let reason = self.stop_reason()?;
         let mut figures = format!("after {:.2} s", started.elapsed().as_secs_f64());
         if let Some(peak) = crate::explore::limits::peak_resident_bytes() {
