@@ -7,70 +7,10 @@
 mod fuzz_run;
 
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use fuzz_run::{binary, limit_address_space, spawn_drained, DrainedRun};
-
-/// Writes `text` to `name` in this test binary's scratch folder; returns the path.
-fn scratch(name: &str, text: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("fuzz_found_limits");
-    std::fs::create_dir_all(&dir).expect("tmp dir");
-    let path = dir.join(name);
-    std::fs::write(&path, text).expect("write");
-    path
-}
-
-/// Runs `weft check FILE ARGS` under the address-space bound: (exit code, stderr, time).
-fn check(path: &PathBuf, args: &[&str]) -> (Option<i32>, String, Duration) {
-    let started = Instant::now();
-    let mut command = Command::new(binary());
-    limit_address_space(&mut command);
-    let out = command
-        .arg("check")
-        .arg(path)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run weft");
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-        started.elapsed(),
-    )
-}
-
-/// Cases 206, 310, 311: a chain of sliding choices 20,000 deep. Firing its top term fires
-/// every level below it, in one step of the search that the search's own limit checks do
-/// not see: the time limit must stop it there.
-#[test]
-fn a_deep_chain_of_sliding_choices_stops_at_the_time_limit() {
-    let depth = 20_000;
-    let body = format!("{}STOP{}", "(".repeat(depth), " [> STOP)".repeat(depth));
-    let path = scratch(
-        "deep_timeout_chain.csp",
-        &format!("P = {body}\nassert STOP [T= P\n"),
-    );
-    let (code, err, took) = check(&path, &["--timeout", "2", "--max-memory", "1G"]);
-    assert_eq!(code, Some(2), "{err}");
-    assert!(err.contains("stopped by the time limit"), "{err}");
-    assert!(took < Duration::from_secs(20), "took {took:?}: {err}");
-}
-
-/// Case 224: a replicated parallel over 10^7 values is refused where it is written, before
-/// its components are built.
-#[test]
-fn a_ten_million_way_replicated_parallel_is_refused_with_a_position() {
-    let path = scratch(
-        "replicated_parallel.csp",
-        "channel a\nP = || x : {0..9999999} @ [{a}] a -> STOP\nassert P :[deadlock free]\n",
-    );
-    let (code, err, took) = check(&path, &["--timeout", "3", "--max-memory", "1G"]);
-    assert_eq!(code, Some(2), "{err}");
-    assert!(err.contains("replicated_parallel.csp:2:5"), "{err}");
-    assert!(err.contains("too large to explore"), "{err}");
-    assert!(took < Duration::from_secs(20), "took {took:?}: {err}");
-}
+use fuzz_run::{binary, spawn_drained, DrainedRun};
 
 /// What a measured run gave.
 struct Measured {
@@ -80,6 +20,19 @@ struct Measured {
     took: Duration,
     /// The run's peak resident memory, in bytes (0 where it cannot be read).
     peak: u64,
+}
+
+/// Writes the script `text` to `name` in this test binary's scratch folder and runs `weft
+/// check` on it with `limits` (and any other options) under the fuzzers' address-space bound,
+/// measuring the run's time and peak memory.
+fn check_script(name: &str, text: &str, limits: &[&str]) -> Measured {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("fuzz_found_limits");
+    std::fs::create_dir_all(&dir).expect("tmp dir");
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("write");
+    let mut args = vec!["check", path.to_str().expect("utf-8 path")];
+    args.extend_from_slice(limits);
+    measured(&args)
 }
 
 /// Runs `weft ARGS` under the address-space bound and measures its peak resident memory
@@ -124,18 +77,65 @@ fn wait_measured(child: &mut std::process::Child) -> (Option<i32>, u64) {
 
 const GIB: u64 = 1 << 30;
 
+/// The first assertion of a `--json` run's output.
+fn first_assertion(r: &Measured) -> serde_json::Value {
+    let json: serde_json::Value = serde_json::from_str(&r.stdout).expect("JSON");
+    json["assertions"][0].clone()
+}
+
+/// Cases 206, 310, 311: a chain of sliding choices 20,000 deep. Firing its top term fires
+/// every level below it, in one step of the search that the search's own limit checks do
+/// not see: the time limit must stop it there.
+#[test]
+fn a_deep_chain_of_sliding_choices_stops_at_the_time_limit() {
+    let depth = 20_000;
+    let body = format!("{}STOP{}", "(".repeat(depth), " [> STOP)".repeat(depth));
+    let r = check_script(
+        "deep_timeout_chain.csp",
+        &format!("P = {body}\nassert STOP [T= P\n"),
+        &["--timeout", "2", "--max-memory", "1G"],
+    );
+    assert_eq!(r.code, Some(2), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("stopped by the time limit"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.took < Duration::from_secs(20), "took {:?}", r.took);
+}
+
+/// Case 224: a replicated parallel over 10^7 values is refused where it is written, before
+/// its components are built. (Its set of 10^7 integers is listed at load, in 3 s and 0.8 GB
+/// alone; since fuzz13 the load counts against `--timeout` and `--max-memory`, so the limits
+/// here leave it room: the refusal is what is tested.)
+#[test]
+fn a_ten_million_way_replicated_parallel_is_refused_with_a_position() {
+    let r = check_script(
+        "replicated_parallel.csp",
+        "channel a\nP = || x : {0..9999999} @ [{a}] a -> STOP\nassert P :[deadlock free]\n",
+        &["--timeout", "30", "--max-memory", "3G"],
+    );
+    assert_eq!(r.code, Some(2), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("replicated_parallel.csp:2:5"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("too large to explore"), "{}", r.stderr);
+    assert!(r.took < Duration::from_secs(20), "took {:?}", r.took);
+}
+
 /// fuzz10's open case 239: `d$x` over a channel of 10^7 values. Before: 2.9 GB (the channel's
 /// 10^7 events listed at load although the channel is numbered as met, and the message
 /// printing all 10^7 values: 88 MB of stderr). Now a positioned one-line message in about
 /// 0.8 GB (the channel's type, a set of 10^7 values, is built).
 #[test]
 fn a_nondeterministic_input_over_ten_million_values_is_refused_in_one_line() {
-    let path = scratch(
+    let r = check_script(
         "nondeterministic_input.csp",
         "channel d : {0..9999999}\nP = d$x -> STOP\nassert P :[deadlock free]\n",
+        &["--timeout", "20", "--max-memory", "3G"],
     );
-    let path = path.to_str().expect("utf-8 path");
-    let r = measured(&["check", path, "--timeout", "20", "--max-memory", "3G"]);
     assert_eq!(r.code, Some(2), "{}", r.stderr);
     assert!(
         r.stderr.contains("nondeterministic_input.csp:2:7"),
@@ -160,27 +160,24 @@ fn a_nondeterministic_input_over_ten_million_values_is_refused_in_one_line() {
 #[test]
 fn a_ten_thousand_way_interleaving_ends_at_its_limits() {
     let body = format!("P = STOP{}", " ||| a -> STOP".repeat(10_000));
-    let path = scratch(
+    let r = check_script(
         "interleaving_chain.csp",
         &format!(
             "channel a\n{body}\nassert P :[deadlock free]\nassert P :[divergence free]\n\
              assert STOP [T= P\n"
         ),
+        &[
+            "--json",
+            "--threads",
+            "2",
+            "--timeout",
+            "3",
+            "--max-memory",
+            "1G",
+            "--max-states",
+            "20000",
+        ],
     );
-    let path = path.to_str().expect("utf-8 path");
-    let r = measured(&[
-        "check",
-        path,
-        "--json",
-        "--threads",
-        "2",
-        "--timeout",
-        "3",
-        "--max-memory",
-        "1G",
-        "--max-states",
-        "20000",
-    ]);
     assert_eq!(r.code, Some(2), "{}", r.stderr);
     let json: serde_json::Value = serde_json::from_str(&r.stdout).expect("JSON");
     let assertions = json["assertions"].as_array().expect("assertions");
@@ -216,25 +213,21 @@ fn a_ten_thousand_deep_parallel_chain_stops_at_the_time_limit() {
         "(".repeat(depth),
         " [|{b}|] a -> STOP)".repeat(depth)
     );
-    let path = scratch(
+    let r = check_script(
         "parallel_chain.csp",
         &format!("channel a, b\nP = {body}\nassert P :[deadlock free]\n"),
+        &[
+            "--json",
+            "--threads",
+            "2",
+            "--timeout",
+            "3",
+            "--max-memory",
+            "2G",
+        ],
     );
-    let path = path.to_str().expect("utf-8 path");
-    let r = measured(&[
-        "check",
-        path,
-        "--json",
-        "--threads",
-        "2",
-        "--timeout",
-        "3",
-        "--max-memory",
-        "2G",
-    ]);
     assert_eq!(r.code, Some(2), "{}", r.stderr);
-    let json: serde_json::Value = serde_json::from_str(&r.stdout).expect("JSON");
-    let a = &json["assertions"][0];
+    let a = &first_assertion(&r);
     assert_eq!(a["stopped"], "time-limit", "{a}");
     assert!(a["seconds"].as_f64().expect("seconds") < 10.0, "{a}");
     assert!(r.took < Duration::from_secs(40), "took {:?}", r.took);
@@ -287,12 +280,9 @@ fn ten_thousand_long_chains_of_each_operator_end_within_their_limits() {
     ];
     let mut failures = Vec::new();
     for (name, body) in chains {
-        let path = scratch(
+        let r = check_script(
             &format!("chain_{name}.csp"),
             &format!("channel a, b\nP = {body}\nassert P :[deadlock free]\n"),
-        );
-        let (code, err, took) = check(
-            &path,
             &[
                 "--threads",
                 "2",
@@ -304,10 +294,14 @@ fn ten_thousand_long_chains_of_each_operator_end_within_their_limits() {
                 "20000",
             ],
         );
-        if !matches!(code, Some(0..=2)) || err.contains("panicked") {
-            failures.push(format!("{name}: exit {code:?}: {err}"));
-        } else if took > Duration::from_secs(20) {
-            failures.push(format!("{name}: took {took:?}"));
+        if !matches!(r.code, Some(0..=2)) || r.stderr.contains("panicked") {
+            failures.push(format!("{name}: exit {:?}: {}", r.code, r.stderr));
+        } else if r.took > Duration::from_secs(20) {
+            failures.push(format!("{name}: took {:?}", r.took));
+        } else if r.peak > GIB {
+            // fuzz13: the parallel chains peaked at 0.8-1.3 GB (their joined moves' updates
+            // copied at every level); 80-90 MB now.
+            failures.push(format!("{name}: peak {} MB", r.peak >> 20));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
@@ -326,21 +320,18 @@ fn a_twenty_thousand_deep_parallel_chain_is_explained_in_little_memory() {
         "(".repeat(depth),
         " [|{a}|] STOP)".repeat(depth)
     );
-    let path = scratch(
+    let r = check_script(
         "explained_parallel_chain.csp",
         &format!("channel a\nP = {body}\nassert P :[deadlock free]\n"),
+        &[
+            "--max-states",
+            "20000",
+            "--timeout",
+            "3",
+            "--max-memory",
+            "1G",
+        ],
     );
-    let path = path.to_str().expect("utf-8 path");
-    let r = measured(&[
-        "check",
-        path,
-        "--max-states",
-        "20000",
-        "--timeout",
-        "3",
-        "--max-memory",
-        "1G",
-    ]);
     // The deadlock is real: a verdict, with the state shown whole.
     assert_eq!(r.code, Some(1), "{}", r.stderr);
     assert!(r.stdout.contains("then deadlock"), "{}", r.stdout);
@@ -356,23 +347,13 @@ fn a_twenty_thousand_deep_parallel_chain_is_explained_in_little_memory() {
 /// 3.05-3.07 s (6.4-7.8 s before, runs alternated on the same machine).
 #[test]
 fn a_doubling_interleaving_stops_at_the_time_limit_under_determinism() {
-    let path = scratch(
+    let r = check_script(
         "doubling_interleaving.csp",
         "channel a\nP = a -> (P ||| P)\nassert P :[deterministic]\n",
+        &["--json", "--timeout", "3", "--max-memory", "2G"],
     );
-    let path = path.to_str().expect("utf-8 path");
-    let r = measured(&[
-        "check",
-        path,
-        "--json",
-        "--timeout",
-        "3",
-        "--max-memory",
-        "2G",
-    ]);
     assert_eq!(r.code, Some(2), "{}", r.stderr);
-    let json: serde_json::Value = serde_json::from_str(&r.stdout).expect("JSON");
-    let a = &json["assertions"][0];
+    let a = &first_assertion(&r);
     assert_eq!(a["verdict"], "stopped", "{a}");
     assert_eq!(a["holds"], serde_json::Value::Null, "{a}");
     assert!(
@@ -381,4 +362,92 @@ fn a_doubling_interleaving_stops_at_the_time_limit_under_determinism() {
     );
     assert!(a["seconds"].as_f64().expect("seconds") < 4.5, "{a}");
     assert!(r.took < Duration::from_secs(30), "took {:?}", r.took);
+}
+
+/// fuzz12's open mutant 1492 (seed 0x5EED12): a datatype of 3·10^6 values, never used, was
+/// listed at load (775 MB, 3.5 s) before any limit was watched. The load is now watched by
+/// the run's limits and its listing polls the stop signal: it stops by the memory limit
+/// (measured: 0.6 s, 310 MB peak), a stop, not an error of the script.
+#[test]
+fn a_three_million_value_datatype_stops_the_load_at_the_memory_limit() {
+    let r = check_script(
+        "large_datatype.csp",
+        "datatype D = B.{0..1}.{0..1499999} | C\nchannel a\nP = a -> STOP\n\
+         assert P :[deadlock free]\n",
+        &["--timeout", "20", "--max-memory", "300M"],
+    );
+    assert_eq!(r.code, Some(2), "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("stopped by the memory limit while loading the script"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stdout.is_empty(), "no verdict: {}", r.stdout);
+    assert!(r.peak < GIB / 2, "peak {} MB", r.peak >> 20);
+    assert!(r.took < Duration::from_secs(15), "took {:?}", r.took);
+}
+
+/// As above, stopped by the time limit: the load of the datatype takes seconds.
+#[test]
+fn a_three_million_value_datatype_stops_the_load_at_the_time_limit() {
+    let r = check_script(
+        "large_datatype_timed.csp",
+        "datatype D = B.{0..1}.{0..1499999} | C\nchannel a\nP = a -> STOP\n\
+         assert P :[deadlock free]\n",
+        &["--timeout", "0.05", "--max-memory", "3G", "--json"],
+    );
+    assert_eq!(r.code, Some(2), "{}", r.stderr);
+    let json: serde_json::Value = serde_json::from_str(&r.stdout).expect("JSON");
+    assert_eq!(json["error"]["kind"], "stopped", "{json}");
+    let message = json["error"]["message"].as_str().expect("message");
+    assert!(
+        message.starts_with("stopped by the time limit while loading the script (after "),
+        "{message}"
+    );
+    assert!(r.took < Duration::from_secs(15), "took {:?}", r.took);
+}
+
+/// `diff({0..10000000}, {3})`: ten million integers listed (0.8 GB) before `--max-memory
+/// 300M` stopped the run. The listing now polls the stop signal: a stop at about 310 MB.
+#[test]
+fn a_ten_million_integer_difference_stops_at_the_memory_limit() {
+    let r = check_script(
+        "large_difference.csp",
+        "channel a\nS = diff({0..10000000}, {3})\nP = if member(5, S) then a -> STOP else STOP\n\
+         assert P :[deadlock free]\n",
+        &["--timeout", "20", "--max-memory", "300M"],
+    );
+    assert_eq!(r.code, Some(2), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("stopped by the memory limit"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.peak < GIB / 2, "peak {} MB", r.peak >> 20);
+    assert!(r.took < Duration::from_secs(15), "took {:?}", r.took);
+}
+
+/// fuzz11/12's open case: parallel chains 10,000 deep (`[{a} || {a}]`, `[|{a}|]`) peaked at
+/// 0.97-0.99 GB on their first state: each level copied the updates of the joined move of
+/// every level below it (quadratic). A joined move whose parts lie end to end now shares
+/// them: 80-91 MB, the same verdict (the chain deadlocks after its `a`).
+#[test]
+fn ten_thousand_deep_synchronised_chains_take_little_memory() {
+    let n = 10_000;
+    for (name, op) in [("alphabetised", "[{a} || {a}]"), ("generalised", "[|{a}|]")] {
+        let body = format!(
+            "{}a -> STOP{}",
+            "(".repeat(n),
+            format!(" {op} a -> STOP)").repeat(n)
+        );
+        let r = check_script(
+            &format!("synchronised_chain_{name}.csp"),
+            &format!("channel a, b\nP = {body}\nassert P :[deadlock free]\n"),
+            &["--threads", "2", "--timeout", "20", "--max-memory", "2G"],
+        );
+        assert_eq!(r.code, Some(1), "{name}: {}", r.stderr);
+        assert!(r.stdout.contains("then deadlock"), "{name}: {}", r.stdout);
+        assert!(r.peak < GIB / 4, "{name}: peak {} MB", r.peak >> 20);
+    }
 }

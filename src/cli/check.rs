@@ -16,7 +16,8 @@ use super::limits::SearchArgs;
 use super::progress::LevelProgress;
 use super::refines::{angle, braces, explain_violation};
 use super::UsageError;
-use weft::csp::{load_script, ComponentState};
+use weft::csp::{load_script_until, ComponentState};
+use weft::explore::{StopSignal, Watchdog};
 use weft::refine::properties::PropertyViolation;
 use weft::verify::{
     AssertionResult, AssertionRun, Progress, Summary, Verdict, VerifyError, VerifyOptions, Witness,
@@ -52,7 +53,13 @@ pub fn run(args: &CheckArgs) -> Result<i32> {
         ))
         .into());
     }
-    let script = Arc::new(load_script(&args.model)?);
+    // The load is watched by the run's memory and time limits: a script may declare sets of
+    // millions of values, listed at load.
+    let script = {
+        let stop = StopSignal::new();
+        let _watchdog = Watchdog::start(args.search.resource_limits(), &stop);
+        Arc::new(load_script_until(&args.model, &stop)?)
+    };
     for note in script.notes() {
         eprintln!("{}: note: {}", note.location, note.message);
     }

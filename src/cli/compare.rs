@@ -51,7 +51,7 @@ fn compare_on_the_fly(
 ) -> Result<Comparison> {
     let tau = args.tau.as_deref();
     let open = |arg: &str| -> Result<System> {
-        Ok(match system_of(arg)? {
+        Ok(match system_of(arg, stop)? {
             Some(system) => System::Csp(system),
             None => System::Explicit(Box::new(load_system(arg, tau, &args.limits, stop)?)),
         })
@@ -118,7 +118,8 @@ pub fn run(args: &CompareArgs) -> Result<i32> {
     let _watchdog = Watchdog::start(args.limits.resource_limits(), &stop);
     let tau = args.tau.as_deref();
     let equivalence = Equivalence::from(args.equivalence);
-    let on_the_fly = system_of(&args.first)?.is_some() || system_of(&args.second)?.is_some();
+    let on_the_fly =
+        system_of(&args.first, &stop)?.is_some() || system_of(&args.second, &stop)?.is_some();
     let started = Instant::now();
     let result = if on_the_fly {
         compare_on_the_fly(args, equivalence, &stop)?

@@ -7,7 +7,7 @@ use anyhow::{bail, Context, Result};
 
 use super::{LimitReached, UsageError};
 
-use weft::csp::{load_script, CspSystem, ErrorKind, Proc, Script, Value};
+use weft::csp::{load_script_until, CspSystem, ErrorKind, Proc, Script, Value};
 use weft::explore::{try_explore, ExploreOptions, StopReason, StopSignal};
 
 use super::limits::SearchArgs;
@@ -32,8 +32,11 @@ pub fn is_aut(path: &Path) -> bool {
 /// `explore` and `refines` work on one process of a script that must be sound as a whole (as
 /// FDR loads it): an error anywhere in the script (a definition, an assertion) is an error
 /// here. `weft check` instead checks every assertion the errors leave intact.
-pub fn load(path: &Path) -> Result<Arc<Script>> {
-    let script = load_script(path)?;
+///
+/// The load stops (an error of kind `Stopped`, exit 2) when `stop` is raised: the caller's
+/// watchdog watches the run's memory and time limits from before the load.
+pub fn load(path: &Path, stop: &StopSignal) -> Result<Arc<Script>> {
+    let script = load_script_until(path, stop)?;
     let first_error = script.errors().first().cloned().or_else(|| {
         script
             .assertions()
@@ -125,19 +128,20 @@ fn parse_call(spec: &str) -> Result<(String, Vec<Value>)> {
 
 /// `FILE.csp:PROCESS` as a system (for an on-the-fly check); `None` when `arg` is not of
 /// that form.
-pub fn system_of(arg: &str) -> Result<Option<CspSystem>> {
+pub fn system_of(arg: &str, stop: &StopSignal) -> Result<Option<CspSystem>> {
     let Some((file, process)) = arg.rsplit_once(':') else {
         return Ok(None);
     };
     if !is_csp(Path::new(file)) {
         return Ok(None);
     }
-    Ok(Some(system_named(arg, file, process)?))
+    Ok(Some(system_named(arg, file, process, stop)?))
 }
 
-/// The system of `process` in the script `file` (`arg` is `file:process`, for messages).
-fn system_named(arg: &str, file: &str, process: &str) -> Result<CspSystem> {
-    let script = load(Path::new(file))?;
+/// The system of `process` in the script `file` (`arg` is `file:process`, for messages); its
+/// load stops when `stop` is raised.
+fn system_named(arg: &str, file: &str, process: &str, stop: &StopSignal) -> Result<CspSystem> {
+    let script = load(Path::new(file), stop)?;
     if process.trim().is_empty() {
         return Err(UsageError(format!(
             "`{arg}`: name the process after the colon; {}",
@@ -156,7 +160,7 @@ pub fn lts_of(arg: &str, search: &SearchArgs, stop: &StopSignal) -> Result<Lts> 
     let Some((file, process)) = arg.rsplit_once(':') else {
         return Err(UsageError(format!("`{arg}`: expected FILE.csp:PROCESS")).into());
     };
-    let system = system_named(arg, file, process)?;
+    let system = system_named(arg, file, process, stop)?;
     let opts = ExploreOptions {
         threads: search.threads(),
         record_transitions: true,

@@ -110,15 +110,15 @@ pub fn run(args: &ExploreArgs) -> Result<i32> {
 
 /// `weft explore MODEL.csp`: explores a process of a CSPm script.
 fn run_csp(args: &ExploreArgs) -> Result<i32> {
-    let script = super::csp_model::load(&args.model)?;
+    // The limits start before the script is loaded: loading may list large sets, and making
+    // the system may explore processes to compress them, both of which the signal stops.
+    let stop = StopSignal::new();
+    let watchdog = Watchdog::start(args.search.resource_limits(), &stop);
+    let script = super::csp_model::load(&args.model, &stop)?;
     for note in script.notes() {
         eprintln!("{}: note: {}", note.location, note.message);
     }
     let (_, process) = super::csp_model::select_process(&script, args.process.as_deref())?;
-    // The limits start before the system is made: making it may explore processes to
-    // compress them, which the stop signal stops.
-    let stop = StopSignal::new();
-    let watchdog = Watchdog::start(args.search.resource_limits(), &stop);
     let system = CspSystem::new_until(&script, &process, &stop)?;
     if let Some(cluster) = args.dist.cluster(&args.search)? {
         let system = Arc::new(system);

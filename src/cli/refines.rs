@@ -118,7 +118,7 @@ pub fn load_system(
         }
     }
     if super::csp_model::is_csp(Path::new(arg)) {
-        let script = super::csp_model::load(Path::new(arg))?;
+        let script = super::csp_model::load(Path::new(arg), stop)?;
         return Err(UsageError(format!(
             "{arg} is a CSPm script: name the process to check as `{arg}:PROCESS`; {}",
             super::csp_model::defines(&script)
@@ -184,7 +184,7 @@ pub fn run(args: RefinesArgs) -> Result<i32> {
     }
     if opts.search == Search::Bfs && names_csp_process(&args.implementation) {
         let spec = load_system(&args.spec, tau, &args.limits, &stop)?;
-        if let Some(system) = super::csp_model::system_of(&args.implementation)? {
+        if let Some(system) = super::csp_model::system_of(&args.implementation, &stop)? {
             return check_on_the_fly(&args, &spec, &system, &opts, distributed, prints, &stop);
         }
     }

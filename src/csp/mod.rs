@@ -22,8 +22,8 @@ pub use syntax::{ast, lexer, parser, pretty, source};
 
 pub use error::{CspError, ErrorKind};
 pub use eval::{
-    load_script, load_str, set_thread_stack_budget, Assertion, AssertionCheck, EventTable,
-    FieldSet, Note, Script,
+    load_script, load_script_until, load_str, set_thread_stack_budget, Assertion, AssertionCheck,
+    EventTable, FieldSet, Note, Script,
 };
 pub use process::describe::ComponentState;
 pub use process::labels::TICK;

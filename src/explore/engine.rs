@@ -593,7 +593,12 @@ fn run_in_pool<D: Driven, V: Visited<D::State>>(
         }
         // Ordering: Relaxed; read after the level's join.
         if full.load(Ordering::Relaxed) {
-            stop.stop(StopReason::StateLimit);
+            // Ids used up, or a table that could not grow (a failed allocation).
+            stop.stop(if slots.memory_failed() {
+                StopReason::MemoryLimit
+            } else {
+                StopReason::StateLimit
+            });
         }
         if stop.is_raised() {
             break;

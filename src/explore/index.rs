@@ -394,6 +394,18 @@ impl<T: ZeroedAtomic> Segmented<T> {
         self.get(n)
     }
 
+    /// Group `n`, allocating its segment if needed; the size in bytes of the allocation that
+    /// failed, if one did (the caller stops its run by the memory limit instead of aborting).
+    #[inline]
+    pub(crate) fn try_get_or_alloc(&self, n: u64) -> Result<&[T], u64> {
+        let (segment, _) = locate(n);
+        // Ordering: Acquire, as in `get`.
+        if self.segments[segment].load(Ordering::Acquire).is_null() {
+            self.try_install(segment)?;
+        }
+        Ok(self.get(n))
+    }
+
     /// Group `n`, whose segment was allocated by [`Segmented::ensure`] (in this thread or one
     /// that happened-before, e.g. the thread that published `n`).
     #[inline]

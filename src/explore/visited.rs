@@ -5,7 +5,7 @@
 
 #![forbid(unsafe_code)]
 
-use std::sync::atomic::{AtomicU64 as StdAtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64 as StdAtomicU64, Ordering};
 
 use dashmap::DashMap;
 
@@ -95,10 +95,22 @@ impl<'a> LevelWriter<'a> {
             return None;
         }
         self.next += 1;
-        let cell = &self.slots.keys.get_or_alloc(p - self.slots.base as u64)[0];
+        let Ok(group) = self.slots.keys.try_get_or_alloc(p - self.slots.base as u64) else {
+            self.note_memory_failure();
+            return None;
+        };
         // Ordering: Relaxed; published by the caller (see above).
-        cell.store(key + 1, Ordering::Relaxed);
+        group[0].store(key + 1, Ordering::Relaxed);
         Some(ProvisionalId(p as u32))
+    }
+
+    /// Records that a table of the level could not grow (an allocation failed: under an
+    /// address-space bound, or past the machine's memory); the offer that met it returns
+    /// [`Offer::Full`], and the run stops by the memory limit (not the state limit) at the
+    /// level's end, with its statistics, instead of aborting.
+    pub fn note_memory_failure(&self) {
+        // Ordering: Relaxed; read after the level's join.
+        self.slots.memory_failed.store(true, Ordering::Relaxed);
     }
 
     /// The level's slots.
@@ -116,6 +128,9 @@ pub struct LevelSlots {
     /// The next provisional id (wider than `u32` so that running out is seen, not wrapped).
     next: StdAtomicU64,
     keys: Segmented<AtomicU64>,
+    /// Whether an offer met an allocation that failed (see
+    /// [`LevelWriter::note_memory_failure`]).
+    memory_failed: AtomicBool,
 }
 
 /// Provisional ids stop below this (`u32::MAX` is reserved).
@@ -128,7 +143,15 @@ impl LevelSlots {
             base,
             next: StdAtomicU64::new(base as u64),
             keys: Segmented::new(1),
+            memory_failed: AtomicBool::new(false),
         }
+    }
+
+    /// Whether an offer of the level met an allocation that failed: the level's
+    /// [`Offer::Full`] is then the memory limit's, not the state limit's.
+    pub fn memory_failed(&self) -> bool {
+        // Ordering: Relaxed; read after the level's join.
+        self.memory_failed.load(Ordering::Relaxed)
     }
 
     /// Whether `prov` is a candidate of this level (else of an earlier one).
@@ -212,7 +235,11 @@ impl<T: TransitionSystem> Visited<T::State> for NumberedVisited<'_, T> {
     fn offer(&self, state: &T::State, key: u64, level: &mut LevelWriter<'_>) -> Offer {
         let slots = level.slots();
         let number = self.ts.state_number(state).expect("a numbered system");
-        let cell = &self.prov_of.get_or_alloc(number.index())[0];
+        let Ok(group) = self.prov_of.try_get_or_alloc(number.index()) else {
+            level.note_memory_failure();
+            return Offer::Full;
+        };
+        let cell = &group[0];
         // Ordering: Acquire; pairs with the Release below, so that the candidate's key is
         // seen before it is lowered.
         let mut held = cell.load(Ordering::Acquire);
@@ -278,5 +305,41 @@ impl<S: std::hash::Hash + Eq + Clone + Send + Sync> Visited<S> for HashedVisited
                 None => Offer::Full,
             },
         }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_slot_table_that_cannot_grow_is_a_memory_failure_not_an_abort() {
+        // Groups of 2^50 words: the first segment is 2^64 bytes, more than any address space.
+        let failing = LevelSlots {
+            keys: Segmented::new(1 << 50),
+            ..LevelSlots::new(0)
+        };
+        assert_eq!(LevelWriter::new(&failing).allocate(7), None);
+        assert!(failing.memory_failed());
+        // The same offer with a table that can grow takes an id, and nothing failed.
+        let growing = LevelSlots::new(0);
+        let p = LevelWriter::new(&growing).allocate(7).expect("an id");
+        assert_eq!(growing.least_key(p), Some(7));
+        assert!(!growing.memory_failed());
+    }
+
+    #[test]
+    fn a_numbered_index_that_cannot_grow_offers_full_and_notes_the_failure() {
+        use crate::lts::Lts;
+        let lts = Lts::from_transitions(0, 2, vec!["tau".into(), "a".into()], &[(0, 1, 1)]);
+        let visited = NumberedVisited {
+            ts: &lts,
+            prov_of: Segmented::new(1 << 50),
+        };
+        let slots = LevelSlots::new(0);
+        let mut writer = LevelWriter::new(&slots);
+        let offer = visited.offer(&0, 0, &mut writer);
+        assert_eq!(offer, Offer::Full);
+        assert!(slots.memory_failed());
     }
 }

@@ -195,7 +195,13 @@ impl<I: TransitionSystem> Visited<(u32, I::State)> for ConcurrentAntichain<'_, I
             .imp
             .state_number(state)
             .expect("an implementation that numbers its states");
-        let cell = &self.first.get_or_alloc(number.index())[0];
+        // A table that cannot grow stops the run by the memory limit (see
+        // `LevelWriter::note_memory_failure`), never by an abort.
+        let Ok(group) = self.first.try_get_or_alloc(number.index()) else {
+            level.note_memory_failure();
+            return Offer::Full;
+        };
+        let cell = &group[0];
         // Ordering: Acquire; pairs with the Release compare-and-swaps below (the entry's
         // candidate key was stored before it).
         let mut entry = cell.load(Ordering::Acquire);

@@ -102,6 +102,7 @@ impl Evaluator {
             Stmt::Generator(p, src) => {
                 let items = self.elements(src, env)?;
                 for it in items.iter() {
+                    self.poll_stop(1)?;
                     let mark = env.len();
                     if self.match_pattern(p, it, env)? {
                         self.for_each(rest, env, body)?;
@@ -150,7 +151,8 @@ impl Evaluator {
                 format!("range with more than {MAX_COLLECTION} elements"),
             ));
         }
-        Ok((a..=b).map(Value::Int).collect())
+        let len = if b >= a { (b - a) as usize + 1 } else { 0 };
+        self.collect_polled((a..=b).map(Value::Int), len)
     }
 
     /// Evaluates an expression in `env`.
@@ -326,7 +328,7 @@ impl Evaluator {
                     .collect::<EResult<Vec<_>>>()?;
                 self.make_set(vs, e.span)?
             }
-            K::SetFrom(a) => self.ints_value(IntRanges::from(self.eval_int(a, env)?)),
+            K::SetFrom(a) => self.ints_value(IntRanges::from(self.eval_int(a, env)?))?,
             K::SeqFrom(a) => Value::InfSeq(SeqValue::empty(), self.eval_int(a, env)?),
             K::RangeComp(range, stmts) => {
                 let set = matches!(range.kind, K::SetRange(..) | K::SetFrom(_));
@@ -336,7 +338,7 @@ impl Evaluator {
                     Ok(())
                 })?;
                 if set {
-                    self.set_union(parts)
+                    self.set_union(parts)?
                 } else {
                     let mut out = Vec::new();
                     for p in parts {
@@ -353,7 +355,7 @@ impl Evaluator {
             K::SetRange(a, b) => {
                 let lo = self.eval_int(a, env)?;
                 let hi = self.eval_int(b, env)?;
-                self.ints_value(IntRanges::between(lo, hi))
+                self.ints_value(IntRanges::between(lo, hi))?
             }
             K::SetComp(items, stmts) => {
                 let mut out = Vec::new();
@@ -374,7 +376,7 @@ impl Evaluator {
                     let v = self.eval(it, env)?;
                     out.push(self.productions(&v, it.span)?);
                 }
-                self.set_union(out)
+                self.set_union(out)?
             }
             K::ProductionsComp(items, stmts) => {
                 let mut out = Vec::new();
@@ -385,7 +387,7 @@ impl Evaluator {
                     }
                     Ok(())
                 })?;
-                self.set_union(out)
+                self.set_union(out)?
             }
             K::Prefix(pre) => {
                 let (_, free, _) = self

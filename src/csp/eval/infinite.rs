@@ -11,11 +11,15 @@ use super::*;
 
 impl Evaluator {
     /// The integer set `r` as a value: a finite set when it can be enumerated.
-    pub(super) fn ints_value(&self, r: IntRanges) -> Value {
-        if r.len() <= MAX_COLLECTION as u128 {
-            Value::Set(r.ints().map(Value::Int).collect())
+    /// Lists it with looks at the stop signal: ten million integers take a second and
+    /// hundreds of megabytes.
+    pub(super) fn ints_value(&self, r: IntRanges) -> EResult<Value> {
+        let len = r.len();
+        if len <= MAX_COLLECTION as u128 {
+            let items = self.collect_polled(r.ints().map(Value::Int), len as usize)?;
+            Ok(Value::Set(items.into()))
         } else {
-            InfSet::Ints(r).value()
+            Ok(InfSet::Ints(r).value())
         }
     }
 
@@ -23,14 +27,17 @@ impl Evaluator {
     pub(super) fn as_int_ranges(&self, v: &Value) -> Option<IntRanges> {
         match v {
             Value::Set(s) => {
-                let mut ints = Vec::with_capacity(s.len());
+                // Sorted integers: runs of consecutive ones are intervals (one pass, no copy
+                // of the elements).
+                let mut runs: Vec<(i64, i64)> = Vec::new();
                 for x in s.iter() {
-                    match x {
-                        Value::Int(i) => ints.push(*i),
-                        _ => return None,
+                    let Value::Int(i) = x else { return None };
+                    match runs.last_mut() {
+                        Some(last) if last.1.checked_add(1) == Some(*i) => last.1 = *i,
+                        _ => runs.push((*i, *i)),
                     }
                 }
-                Some(IntRanges::of_ints(ints))
+                Some(IntRanges::of_intervals(runs))
             }
             Value::Infinite(i) => match &**i {
                 InfSet::Ints(r) => Some(r.clone()),
@@ -281,9 +288,9 @@ impl Evaluator {
     }
 
     /// `union(a, b)` of two sets, finite or not.
-    pub(super) fn set_union(&self, parts: Vec<Value>) -> Value {
+    pub(super) fn set_union(&self, parts: Vec<Value>) -> EResult<Value> {
         if let [Value::Set(a), Value::Set(b)] = parts.as_slice() {
-            return union_sorted(a, b);
+            return Ok(union_sorted(a, b));
         }
         let mut finite: Vec<Value> = Vec::new();
         let mut infinite: Vec<Value> = Vec::new();
@@ -315,31 +322,32 @@ impl Evaluator {
                 Value::Int(i) => Some(*i),
                 _ => None,
             }));
-            infinite.push(self.ints_value(r.union(&extra)));
+            infinite.push(self.ints_value(r.union(&extra))?);
         }
         infinite.sort_unstable();
         infinite.dedup();
         let finite = Value::set_from(finite);
         if infinite.is_empty() {
-            return finite;
+            return Ok(finite);
         }
         if matches!(&finite, Value::Set(s) if !s.is_empty()) {
             infinite.insert(0, finite);
         }
         if infinite.len() == 1 {
-            return infinite.pop().unwrap_or(Value::Set([].into()));
+            return Ok(infinite.pop().unwrap_or(Value::Set([].into())));
         }
-        InfSet::Union(infinite.into()).value()
+        Ok(InfSet::Union(infinite.into()).value())
     }
 
     /// `inter(a, b)` of two sets, finite or not.
     pub(super) fn set_inter(&self, a: &Value, b: &Value) -> EResult<Value> {
         if let (Some(x), Some(y)) = (self.as_int_ranges(a), self.as_int_ranges(b)) {
-            return Ok(self.ints_value(x.inter(&y)));
+            return self.ints_value(x.inter(&y));
         }
         let filter = |s: &Arc<[Value]>, other: &Value| -> EResult<Value> {
             let mut out = Vec::new();
             for v in s.iter() {
+                self.poll_stop(1)?;
                 if self.set_contains(other, v)? {
                     out.push(v.clone());
                 }
@@ -360,12 +368,13 @@ impl Evaluator {
     /// `diff(a, b)` of two sets, finite or not.
     pub(super) fn set_diff(&self, a: &Value, b: &Value) -> EResult<Value> {
         if let (Some(x), Some(y)) = (self.as_int_ranges(a), self.as_int_ranges(b)) {
-            return Ok(self.ints_value(x.diff(&y)));
+            return self.ints_value(x.diff(&y));
         }
         match a {
             Value::Set(s) => {
                 let mut out = Vec::new();
                 for v in s.iter() {
+                    self.poll_stop(1)?;
                     if !self.set_contains(b, v)? {
                         out.push(v.clone());
                     }

@@ -12,11 +12,21 @@ use crate::csp::resolve::ClosedPrefix;
 /// reports. Loading fails only when the files cannot be read, when the parser cannot read the
 /// script, and on internal errors.
 pub fn load_script(path: &Path) -> Result<Script, CspError> {
-    let path = path.to_path_buf();
+    load_script_until(path, &crate::explore::StopSignal::new())
+}
+
+/// [`load_script`], stopped when `stop` is raised (by a [`crate::explore::Watchdog`] watching
+/// the run's memory and time limits): evaluation at load polls it where it lists large sets,
+/// and a load during which it was raised fails with an error of kind [`ErrorKind::Stopped`].
+pub fn load_script_until(
+    path: &Path,
+    stop: &crate::explore::StopSignal,
+) -> Result<Script, CspError> {
+    let (path, stop) = (path.to_path_buf(), stop.clone());
     run_on_big_stack(move || {
         let mut ctx = parser::ParseContext::new();
         let decls = parser::parse_file_in_context(&mut ctx, &path)?;
-        finish_load(ctx, decls)
+        finish_load(ctx, decls, stop)
     })
 }
 
@@ -27,7 +37,7 @@ pub fn load_str(name: &str, text: &str, base_dir: &Path) -> Result<Script, CspEr
     run_on_big_stack(move || {
         let mut ctx = parser::ParseContext::new();
         let decls = parser::parse_text_in_context(&mut ctx, &base_dir.join(&name), name, text)?;
-        finish_load(ctx, decls)
+        finish_load(ctx, decls, crate::explore::StopSignal::new())
     })
 }
 
@@ -51,7 +61,9 @@ where
 pub(super) fn finish_load(
     mut ctx: parser::ParseContext,
     decls: Vec<Decl>,
+    stop: crate::explore::StopSignal,
 ) -> Result<Script, CspError> {
+    let started = std::time::Instant::now();
     let module_error = crate::csp::typecheck::check_modules(&decls).err();
     let decls = crate::csp::syntax::modules::flatten(decls, &mut ctx.next_id);
     let decls = if ctx.has_timed {
@@ -112,12 +124,20 @@ pub(super) fn finish_load(
             ..Tables::default()
         },
         memo: Memo::default(),
+        stop: parking_lot::Mutex::new(stop),
+        cut_short: Default::default(),
         sources,
         prog,
     };
     set_thread_stack_budget(LOAD_STACK_BYTES - (16 << 20));
     let _g = StackGuard::enter();
     let (assertions, notes, errors) = evaluator.load(notes);
+    // A load the run's limits stopped is not a script with errors: what it found is cut
+    // short, and the run ends as stopped.
+    if let Some(e) = evaluator.load_stopped(started) {
+        return Err(e);
+    }
+    evaluator.set_stop(&crate::explore::StopSignal::new());
     // the tables are filled: from here on the evaluator only reads them
     if let Some(cells) = evaluator.loading.take() {
         cells.into_tables(&mut evaluator.tables);

@@ -57,6 +57,7 @@ mod print;
 mod process_ops;
 mod ranges;
 mod seq_value;
+mod stop_poll;
 mod tables;
 mod timed;
 mod types;
@@ -67,7 +68,7 @@ use expr::flatten_dots;
 pub use guards::set_thread_stack_budget;
 use guards::{evaluating, in_progress, self_reference, stack_exhausted, Frame, StackGuard};
 use load::collapse_ws;
-pub use load::{load_script, load_str};
+pub use load::{load_script, load_script_until, load_str};
 use memo::Memo;
 use tables::{LoadCells, Tables};
 
@@ -268,6 +269,11 @@ pub struct Evaluator {
     /// The cells of the tables while the script loads; `None` afterwards.
     loading: Option<Box<LoadCells>>,
     memo: Memo,
+    /// The signal that stops long evaluations (see `stop_poll`): the load's while the script
+    /// loads, then that of the run checking an assertion.
+    stop: parking_lot::Mutex<crate::explore::StopSignal>,
+    /// Whether an evaluation was cut short by `stop` (a load so cut short fails as stopped).
+    cut_short: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for Evaluator {

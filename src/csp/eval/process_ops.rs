@@ -29,7 +29,7 @@ impl Evaluator {
                 .iter()
                 .map(|&c| InfSet::Productions(Value::Chan(c)).value()),
         );
-        Ok(self.set_union(parts))
+        self.set_union(parts)
     }
 
     /// The relation of a link parallel `[a <-> b, ... | stmts]`: each event linked to one

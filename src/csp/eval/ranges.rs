@@ -36,6 +36,11 @@ impl IntRanges {
         Self::normalise(ints.into_iter().map(|i| (i, i)).collect())
     }
 
+    /// The set of the integers of the given intervals (in any order, overlapping or not).
+    pub fn of_intervals(intervals: Vec<(i64, i64)>) -> IntRanges {
+        Self::normalise(intervals)
+    }
+
     /// The intervals, sorted.
     pub fn intervals(&self) -> &[(i64, i64)] {
         &self.0

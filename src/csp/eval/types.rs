@@ -149,6 +149,7 @@ impl Evaluator {
             for s in &sets {
                 let mut next = Vec::new();
                 for prefix in &out {
+                    self.poll_stop(s.len())?;
                     for v in s.iter() {
                         let mut t: Vec<Value> = prefix.clone();
                         t.push(v.clone());
@@ -298,21 +299,31 @@ impl Evaluator {
             ));
         }
         let mut atoms = prefix.to_vec();
-        fn rec(sets: &[Arc<[Value]>], atoms: &mut Vec<Value>, emit: &mut dyn FnMut(&[Value])) {
+        // Millions of combinations take seconds and gigabytes where they are kept: each one
+        // counts as work between two looks at the stop signal.
+        fn rec(
+            script: &Evaluator,
+            sets: &[Arc<[Value]>],
+            atoms: &mut Vec<Value>,
+            emit: &mut dyn FnMut(&[Value]),
+        ) -> EResult<()> {
             match sets.split_first() {
-                None => emit(atoms),
+                None => {
+                    script.poll_stop(1)?;
+                    emit(atoms);
+                }
                 Some((s, rest)) => {
                     for v in s.iter() {
                         let mark = atoms.len();
                         atoms.extend_from_slice(v.atoms());
-                        rec(rest, atoms, emit);
+                        rec(script, rest, atoms, emit)?;
                         atoms.truncate(mark);
                     }
                 }
             }
+            Ok(())
         }
-        rec(&sets, &mut atoms, emit);
-        Ok(())
+        rec(self, &sets, &mut atoms, emit)
     }
 
     /// Sorted atom lists of all events of channel `c`. The events of a channel that is not

@@ -713,8 +713,45 @@ fn push_combined<X: Copy>(s: &mut Scratch<X>, out: Label, first: Move, base: usi
         });
         return;
     }
+    if out == TICK {
+        let start = s.updates.len() as u32;
+        s.moves.push(Move {
+            label: out,
+            start,
+            len: 0,
+        });
+        return;
+    }
+    // Parts whose updates lie end to end, in order, are already the combined move's updates:
+    // a chain of parallels nested 10,000 deep, each joining its left operand's joined move
+    // with its right operand's, would otherwise copy the updates of every level below at
+    // every level (quadratic: 10^8 copies, a gigabyte, for one state's moves).
+    let mut span: Option<(u32, u32)> = None;
+    let mut adjacent = true;
+    let parts =
+        std::iter::once(first).chain(s.cursors[base..].iter().map(|&c| s.moves[c as usize]));
+    for m in parts.filter(|m| m.len > 0) {
+        match span {
+            None => span = Some((m.start, m.start + m.len)),
+            Some((start, end)) if m.start == end => span = Some((start, end + m.len)),
+            Some(_) => {
+                adjacent = false;
+                break;
+            }
+        }
+    }
+    if adjacent {
+        let here = s.updates.len() as u32;
+        let (start, end) = span.unwrap_or((here, here));
+        s.moves.push(Move {
+            label: out,
+            start,
+            len: end - start,
+        });
+        return;
+    }
     let start = s.updates.len() as u32;
-    if out != TICK {
+    {
         let push_updates = |s: &mut Scratch<X>, m: Move| {
             for u in m.start..m.start + m.len {
                 let upd = s.updates[u as usize];

@@ -263,6 +263,7 @@ impl CspSystem {
         // Ordering: Relaxed; only uniqueness matters.
         let id = NEXT_SYSTEM.fetch_add(1, Ordering::Relaxed);
         *sem.enc.stop.lock() = stop.clone();
+        sem.enc.script.set_stop(stop);
         // The semantics' memo being a root set of its own, a compression that a position's
         // process meets is made outside the construction's section (as `for_each_successor`
         // does), and the construction runs again, so the position is explicit too.
@@ -478,6 +479,7 @@ impl CspSystem {
     /// it).
     pub fn set_stop(&self, stop: &crate::explore::StopSignal) {
         *self.shared.sem.enc.stop.lock() = stop.clone();
+        self.shared.sem.enc.script.set_stop(stop);
     }
 
     /// The first evaluation error met while firing states, if any (taken: a second call

@@ -15,7 +15,7 @@ pub(super) fn union_inter_diff(c: &BuiltinCall) -> EResult<Value> {
         return c.bad("two sets");
     }
     match b {
-        Builtin::Union => Ok(c.script.set_union(args.to_vec())),
+        Builtin::Union => c.script.set_union(args.to_vec()),
         Builtin::Inter => c.script.set_inter(&args[0], &args[1]),
         _ => c.script.set_diff(&args[0], &args[1]),
     }
@@ -37,7 +37,7 @@ pub(super) fn union_inter_all(c: &BuiltinCall) -> EResult<Value> {
         return c.bad("a set of sets");
     }
     if c.b == Builtin::UnionAll {
-        return Ok(c.script.set_union(sets.to_vec()));
+        return c.script.set_union(sets.to_vec());
     }
     let Some((first, rest)) = sets.split_first() else {
         return Err(c.err(ErrorKind::Eval, "`Inter` of an empty set of sets"));
