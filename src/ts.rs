@@ -88,6 +88,29 @@ pub trait TransitionSystem: Sync {
         None
     }
 
+    /// For a system with no canonical encoding of a fixed width
+    /// ([`TransitionSystem::encoded_width`] is `Err`): appends a canonical encoding of `state`
+    /// of varying length to `out` (as canonical as the fixed-width one: words derived from the
+    /// model alone, the same in every process), or says why it cannot. A distributed run keys
+    /// such a system's states by it, padded to a width of its own choosing. The default has
+    /// none.
+    fn write_structural(
+        &self,
+        _state: &Self::State,
+        _out: &mut Vec<u32>,
+    ) -> Result<(), NoCanonicalEncoding> {
+        Err(NoCanonicalEncoding(
+            "this system has no canonical encoding of its states".to_string(),
+        ))
+    }
+
+    /// The state whose encoding of varying length
+    /// ([`TransitionSystem::write_structural`]) is `words`, or `None` if no state of this
+    /// system writes them. Safe to call from any thread.
+    fn read_structural(&self, _words: &[u32]) -> Option<Self::State> {
+        None
+    }
+
     /// Calls `emit(label, encoding)` for every outgoing transition of the state encoded by
     /// `words`, with the encodings of the targets, in the order of
     /// [`TransitionSystem::for_each_successor`]. Called only when `encoded_width` is `Ok`.

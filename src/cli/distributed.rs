@@ -37,6 +37,10 @@ pub struct DistArgs {
     /// gives up with an error (as --timeout takes a time; default 60s).
     #[arg(long, value_name = "TIME", value_parser = super::limits::parse_duration)]
     pub connect_timeout: Option<std::time::Duration>,
+    /// For tests: the words of the keys a distributed run of a model keyed by its structural
+    /// encoding starts with (a run whose keys are too narrow starts again with wider ones).
+    #[arg(long, value_name = "WORDS", hide = true)]
+    pub first_key_words: Option<usize>,
 }
 
 impl DistArgs {
@@ -72,15 +76,16 @@ impl DistArgs {
     }
 }
 
-/// Explores `ts` as process `cluster.process` of a distributed run, with the limits of
-/// `search`; a progress line only in process 0.
+/// Explores `ts` as process `cluster.process` of a distributed run, as `opts` ask, until
+/// `stop` is raised (the run's signal, which `watchdog` raises at the run's limits, and which
+/// the system polls in its own work); a progress line only in process 0.
 pub(crate) fn explore<T: TransitionSystem + Send + 'static>(
     ts: Arc<T>,
     cluster: &Cluster,
-    search: &SearchArgs,
-    connect_timeout: Option<std::time::Duration>,
-    deadlock_trace: bool,
-    persist: Option<weft::dist::checkpoint::Persistence>,
+    dist: &DistArgs,
+    opts: DistOptions,
+    stop: &StopSignal,
+    watchdog: Option<Watchdog>,
 ) -> Result<DistExploration> {
     let progress = if cluster.process == 0 {
         super::progress::LevelProgress::start("exploring")
@@ -88,22 +93,19 @@ pub(crate) fn explore<T: TransitionSystem + Send + 'static>(
         None
     };
     let opts = DistOptions {
-        max_states: search.max_states,
-        deadlock_trace,
         on_level: progress.as_ref().map(|p| p.observer()),
-        keep_states: false,
-        persist,
+        first_key_words: dist.first_key_words,
+        ..opts
     };
-    ts.encoded_width()
-        .map_err(weft::dist::DistError::NoEncoding)?;
+    weft::dist::keys::Keying::of(&*ts, opts.first_key_words)?;
     // Timely prints its progress in connecting on standard output, which carries only
     // weft's results: send it to standard error.
-    let timeout = connect_timeout.unwrap_or(std::time::Duration::from_secs(60));
+    let timeout = dist
+        .connect_timeout
+        .unwrap_or(std::time::Duration::from_secs(60));
     let connected = crate::with_stdout_on_stderr(|| cluster.connect_within(timeout))?;
-    let stop = StopSignal::new();
-    let watchdog = Watchdog::start(search.resource_limits(), &stop);
     exit_on_lost_connection();
-    let result = explore_connected(ts, connected, &opts, &stop);
+    let result = explore_connected(ts, connected, &opts, stop);
     // Panics are bugs again (the default hook).
     drop(std::panic::take_hook());
     drop(watchdog);

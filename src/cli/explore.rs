@@ -7,6 +7,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 
 use weft::csp::CspSystem;
+use weft::dist::DistOptions;
 use weft::explore::{
     count_states_with, try_explore, ExploreOptions, ExploreStats, Persistence, StopSignal, Watchdog,
 };
@@ -91,19 +92,19 @@ pub fn run(args: &ExploreArgs) -> Result<i32> {
         aut.tau_labels = vec![tau.clone()];
     }
     let lts = read_aut_file(&args.model, &aut)?;
+    let stop = StopSignal::new();
+    let watchdog = Watchdog::start(args.search.resource_limits(), &stop);
     if let Some(cluster) = args.dist.cluster(&args.search)? {
         let result = super::distributed::explore(
             Arc::new(lts),
             &cluster,
-            &args.search,
-            args.dist.connect_timeout,
-            args.trace,
-            persistence(args, cluster.process, cluster.processes)?,
+            &args.dist,
+            dist_options(args, &cluster)?,
+            &stop,
+            watchdog,
         )?;
         return report_distributed(&result, args, None, cluster.process);
     }
-    let stop = StopSignal::new();
-    let watchdog = Watchdog::start(args.search.resource_limits(), &stop);
     let explored = run_exploration::<Lts>(&lts, args, &stop, watchdog)?;
     report(&explored, args, None)
 }
@@ -122,13 +123,14 @@ fn run_csp(args: &ExploreArgs) -> Result<i32> {
     let system = CspSystem::new_until(&script, &process, &stop)?;
     if let Some(cluster) = args.dist.cluster(&args.search)? {
         let system = Arc::new(system);
+        // The run's signal is the system's (made with it): the limits stop its work too.
         let result = super::distributed::explore(
             system.clone(),
             &cluster,
-            &args.search,
-            args.dist.connect_timeout,
-            args.trace,
-            persistence(args, cluster.process, cluster.processes)?,
+            &args.dist,
+            dist_options(args, &cluster)?,
+            &stop,
+            watchdog,
         )?;
         if let Some(e) = system.take_error() {
             return Err(e.into());
@@ -256,6 +258,16 @@ pub(crate) fn run_exploration<T: TransitionSystem>(
         written,
         deadlock_trace,
         distribution: None,
+    })
+}
+
+/// What a distributed exploration is asked for (but its progress line).
+fn dist_options(args: &ExploreArgs, cluster: &weft::dist::Cluster) -> Result<DistOptions> {
+    Ok(DistOptions {
+        max_states: args.search.max_states,
+        deadlock_trace: args.trace,
+        persist: persistence(args, cluster.process, cluster.processes)?,
+        ..DistOptions::default()
     })
 }
 

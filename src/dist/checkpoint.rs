@@ -203,6 +203,30 @@ pub(super) fn layout(dir: &Path, process: usize) -> Option<(u64, u64)> {
     Some((total, workers.len() as u64))
 }
 
+/// The width of the keys of the checkpoint in `dir` (as process `process`'s first part says),
+/// if it has a part there: a run keyed by structural encodings resumes with the width of the
+/// run that wrote it.
+pub(super) fn key_width(dir: &Path, process: usize) -> Option<usize> {
+    let folder = process_dir(dir, process);
+    let mut names: Vec<String> = std::fs::read_dir(&folder)
+        .ok()?
+        .flatten()
+        .filter_map(|entry| entry.file_name().into_string().ok())
+        .filter(|name| name.starts_with("worker-") && name.ends_with(".ckpt"))
+        .collect();
+    names.sort_unstable();
+    let mut head = [0u8; 8 + 32];
+    let mut file = std::fs::File::open(folder.join(names.first()?)).ok()?;
+    file.read_exact(&mut head).ok()?;
+    if &head[..8] != MAGIC {
+        return None;
+    }
+    let width = u64::from_le_bytes(head[32..40].try_into().ok()?);
+    usize::try_from(width)
+        .ok()
+        .filter(|&w| w > 0 && w <= 1 << 16)
+}
+
 /// Removes worker `worker`'s files of levels before `level`.
 pub(super) fn remove_before(dir: &Path, process: usize, worker: u64, level: u64) {
     for old in levels_of(dir, process, worker) {
@@ -343,6 +367,8 @@ mod tests {
         };
         write_part(&dir, 1, &head, &[4, 5, 6], &owned).expect("writes");
         assert_eq!(levels_of(&dir, 1, 2), vec![5]);
+        assert_eq!(key_width(&dir, 1), Some(3));
+        assert_eq!(key_width(&dir, 0), None);
         let part = read_part(&dir, 1, &head, 5).expect("reads");
         assert_eq!(part.head, head);
         assert_eq!(part.frontier, vec![4, 5, 6]);

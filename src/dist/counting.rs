@@ -1,7 +1,7 @@
 //! One worker's part of a distributed exploration that reports counts only (no deadlock trace,
 //! no state ids asked for), for systems whose encodings take at most two words (and for any
 //! width when the run writes or resumes checkpoints: the states then travel and are kept as
-//! their encodings' words).
+//! their encodings' words, or as their structural keys, module [`super::keys`]).
 //!
 //! The system, its states packed into one `u64` each ([`Packed`]), is searched as a product
 //! with a single node ([`AlonePairs`]) by the workers of the distributed product search
@@ -30,6 +30,7 @@ pub(super) fn run_worker<T: TransitionSystem>(
     ts: &T,
     opts: &DistOptions,
     stop: &StopSignal,
+    trouble: Option<&super::keys::KeyTrouble>,
 ) -> Result<DistExploration, super::DistError> {
     let start = Instant::now();
     let peers = worker.peers();
@@ -51,13 +52,14 @@ pub(super) fn run_worker<T: TransitionSystem>(
             &pair_opts,
             persist,
             stop,
+            trouble,
         )?,
         None => {
             let plain = AlonePairs(&Plain(ts));
             let keys = EncodedKeys::new(&plain, ts).ok_or_else(|| {
                 super::DistError::Worker("the system has no canonical encoding".into())
             })?;
-            super::pairs::run_worker(worker, &keys, &pair_opts, persist, stop)?
+            super::pairs::run_worker(worker, &keys, &pair_opts, persist, stop, trouble)?
         }
     };
     let bytes = searched.bytes;
@@ -81,5 +83,7 @@ pub(super) fn run_worker<T: TransitionSystem>(
         states: Vec::new(),
         processes: 1,
         workers: 1,
+        key_words: None,
+        key_restarts: 0,
     })
 }

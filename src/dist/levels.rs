@@ -18,7 +18,8 @@ use timely::worker::Worker;
 
 use super::rounds::Rounds;
 use super::search::{
-    all_gather, join, report_level, split, stop_code, stop_reason, FAILED, NO_PARENT, UNNUMBERED,
+    all_gather, join, level_code, level_error, report_level, run_code, split, stop_reason, FAILED,
+    NO_PARENT, TOO_NARROW, UNNUMBERED,
 };
 use super::{DistError, DistOptions};
 use crate::explore::index::{IndexHandle, StateIndex};
@@ -56,6 +57,12 @@ pub(super) trait LevelSearch {
     /// level, before its new states are numbered.
     fn gathered(&mut self, _gathered: &[Vec<u32>]) -> bool {
         false
+    }
+
+    /// What stops this worker's search at the level's end, met while expanding (keys too
+    /// narrow, a state that does not encode), if anything.
+    fn trouble(&self) -> Option<DistError> {
+        None
     }
 }
 
@@ -155,12 +162,15 @@ impl LevelDriver {
             // owner.
             for (i, &(id, n)) in frontier.iter().enumerate() {
                 if i % POLL_EVERY == POLL_EVERY - 1 {
+                    if failure.is_none() {
+                        failure = search.trouble();
+                    }
                     if stop.is_raised() || failure.is_some() {
                         break;
                     }
                     successors.poll(worker, |batch| {
                         if let Err(e) = owned.offer_batch(&batch) {
-                            failure.get_or_insert(e);
+                            overrule(&mut failure, e);
                         }
                     });
                 }
@@ -175,7 +185,7 @@ impl LevelDriver {
             }
             successors.finish_round(worker, |batch| {
                 if let Err(e) = owned.offer_batch(&batch) {
-                    failure.get_or_insert(e);
+                    overrule(&mut failure, e);
                 }
             });
             search.offered(owned);
@@ -186,22 +196,19 @@ impl LevelDriver {
 
             // 3. All-gather the number of new states each ranker holds, stops and failures,
             // steps, and the search's own words.
-            let code = if failure.is_some() {
-                FAILED
-            } else {
-                stop_code(stop.reason())
-            };
+            if failure.is_none() {
+                failure = search.trouble();
+            }
+            let code = level_code(failure.as_ref(), stop);
             let [t_lo, t_hi] = split(transitions);
             words.clear();
             words.extend_from_slice(&[me as u32, ranked.len() as u32, code, t_lo, t_hi]);
             search.gather_words(ranked.len(), &mut words);
             let gathered = all_gather(counts, worker, &words);
             all_transitions = gathered.iter().map(|r| join(r[3], r[4])).sum();
-            if let Some(code) = gathered.iter().map(|r| r[2]).find(|&c| c != 0) {
-                if code == FAILED {
-                    return Err(failure.unwrap_or_else(|| {
-                        DistError::Worker("a worker of another process failed".into())
-                    }));
+            if let Some(code) = run_code(gathered.iter().map(|r| r[2])) {
+                if code == FAILED || code == TOO_NARROW {
+                    return Err(level_error(code, failure));
                 }
                 stopped = stop_reason(code);
                 break;
@@ -249,6 +256,17 @@ impl LevelDriver {
             widest,
             stopped,
         })
+    }
+}
+
+/// Keeps `e` as the worker's failure, unless it has one already: a failure overrules keys too
+/// narrow (which would only start the search again).
+fn overrule(failure: &mut Option<DistError>, e: DistError) {
+    if failure
+        .as_ref()
+        .is_none_or(|f| matches!(f, DistError::KeyTooNarrow))
+    {
+        *failure = Some(e);
     }
 }
 

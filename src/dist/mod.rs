@@ -36,6 +36,7 @@
 pub mod checkpoint;
 pub mod cluster;
 mod counting;
+pub mod keys;
 mod levels;
 pub mod pairs;
 pub mod rounds;
@@ -66,6 +67,11 @@ pub struct DistOptions {
     /// Write checkpoints at level boundaries, or resume from one (module [`checkpoint`]):
     /// only for a run that reports counts (no deadlock trace, no states kept).
     pub persist: Option<checkpoint::Persistence>,
+    /// For a system keyed by its structural encoding (module [`keys`]): the words of the
+    /// keys to begin with (default [`keys::FIRST_KEY_WORDS`], or what the initial state
+    /// needs); a run whose keys turn out too narrow starts again with keys twice as wide.
+    /// Tests set it small to make runs start again.
+    pub first_key_words: Option<usize>,
 }
 
 /// The result of a distributed exploration, the same in every process.
@@ -85,6 +91,11 @@ pub struct DistExploration {
     pub processes: usize,
     /// Workers in each process.
     pub workers: usize,
+    /// For a system keyed by its structural encoding (module [`keys`]): the words of the keys
+    /// of the search that gave the result.
+    pub key_words: Option<usize>,
+    /// Times the search started again with wider keys.
+    pub key_restarts: u32,
 }
 
 /// Failures of a distributed exploration.
@@ -106,6 +117,11 @@ pub enum DistError {
     /// The options ask for what a distributed run does not do.
     #[error("{0}")]
     Unsupported(String),
+    /// A state's structural encoding needs more words than the run's keys hold (module
+    /// [`keys`]): every worker learns it at the same level and searches again with wider
+    /// keys; it never ends a run.
+    #[error("a state needs wider keys than the search's")]
+    KeyTooNarrow,
 }
 
 /// This process's connections to the other processes of a cluster, made by
@@ -271,8 +287,52 @@ pub fn explore_distributed<T>(
 where
     T: TransitionSystem + Send + 'static,
 {
-    ts.encoded_width().map_err(DistError::NoEncoding)?;
+    keys::Keying::of(&*ts, opts.first_key_words)?;
     explore_connected(ts, cluster.connect()?, opts, stop)
+}
+
+/// Runs worker `worker.index()` of an exploration of `ts` keyed by its structural encoding
+/// (module [`keys`]), from keys of `width` words: searches again from the start, with keys
+/// twice as wide, as long as every worker learns at the same level that they are too narrow.
+fn explore_structural<T: TransitionSystem>(
+    worker: &mut timely::worker::Worker,
+    ts: &T,
+    mut width: usize,
+    opts: &DistOptions,
+    stop: &StopSignal,
+) -> Result<DistExploration, DistError> {
+    let counts_only = !opts.deadlock_trace && !opts.keep_states;
+    let mut opts = opts.clone();
+    let mut restarts = 0;
+    loop {
+        let keys = keys::StructuralKeys::new(ts, width);
+        let trouble = Some(keys.trouble());
+        let result = if counts_only && opts.persist.is_some() {
+            counting::run_worker(worker, &keys, &opts, stop, trouble)
+        } else {
+            search::run_worker(worker, &keys, width, &opts, stop, trouble)
+        };
+        match result {
+            Err(DistError::KeyTooNarrow) => {
+                width = keys::wider(width)?;
+                restarts += 1;
+                // The search starts from scratch: not from a checkpoint, and the checkpoints
+                // of the narrower keys go (their levels would be taken for later ones).
+                if let Some(p) = &mut opts.persist {
+                    p.resume = None;
+                    if let Some(dir) = &p.checkpoint {
+                        checkpoint::remove_before(dir, p.process, worker.index() as u64, u64::MAX);
+                    }
+                }
+            }
+            Ok(mut explored) => {
+                explored.key_words = Some(width);
+                explored.key_restarts = restarts;
+                return Ok(explored);
+            }
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 /// [`explore_distributed`] over connections already made.
@@ -285,13 +345,24 @@ pub fn explore_connected<T>(
 where
     T: TransitionSystem + Send + 'static,
 {
-    let width = ts.encoded_width().map_err(DistError::NoEncoding)?;
+    let mut keying = keys::Keying::of(&*ts, opts.first_key_words)?;
     if opts.persist.is_some() && (opts.deadlock_trace || opts.keep_states) {
         return Err(DistError::Unsupported(
             "checkpoints of a distributed exploration are for runs that report counts only \
              (no --trace)"
                 .into(),
         ));
+    }
+    // A run resumed goes on with the keys of the checkpoint (the node's word, then the
+    // state's).
+    if let (keys::Keying::Structural(_), Some(p)) = (keying, &opts.persist) {
+        if let Some(width) = p
+            .resume
+            .as_deref()
+            .and_then(|dir| checkpoint::key_width(dir, p.process))
+        {
+            keying = keys::Keying::Structural(width.saturating_sub(1).max(3));
+        }
     }
     let cluster = connected.cluster;
     let opts = opts.clone();
@@ -302,10 +373,17 @@ where
         timely::WorkerConfig::default(),
         move |worker| {
             let counts_only = !opts.deadlock_trace && !opts.keep_states;
-            if counts_only && (width <= 2 || opts.persist.is_some()) {
-                counting::run_worker(worker, &*ts, &opts, &stop)
-            } else {
-                search::run_worker(worker, &*ts, width, &opts, &stop)
+            match keying {
+                keys::Keying::Fixed(width) => {
+                    if counts_only && (width <= 2 || opts.persist.is_some()) {
+                        counting::run_worker(worker, &*ts, &opts, &stop, None)
+                    } else {
+                        search::run_worker(worker, &*ts, width, &opts, &stop, None)
+                    }
+                }
+                keys::Keying::Structural(first) => {
+                    explore_structural(worker, &*ts, first, &opts, &stop)
+                }
             }
         },
     )

@@ -24,8 +24,12 @@ use timely::worker::Worker;
 use super::checkpoint::{
     layout, levels_of, read_part, remove_before, write_part, Head, Part, Persistence,
 };
+use super::keys::KeyTrouble;
 use super::rounds::Rounds;
-use super::search::{all_gather, owner_of, report_level, stop_code, stop_reason, union_gather};
+use super::search::{
+    all_gather, level_code, level_error, owner_of, report_level, run_code, stop_reason,
+    union_gather, FAILED, TOO_NARROW,
+};
 use super::{execute_scoped, Connected, Connector, DistError, DistOptions};
 pub use crate::explore::compact::{pair_key, AlonePairs};
 use crate::explore::keyed::{join, split, KeySet, KeyedProduct};
@@ -79,7 +83,7 @@ where
         if opts.witness_path {
             super::witnessed::run_worker(worker, product, opts, stop)
         } else {
-            run_worker(worker, product, opts, None, stop)
+            run_worker(worker, product, opts, None, stop, None)
         }
     })?;
     outcomes
@@ -90,12 +94,15 @@ where
 
 /// Runs worker `worker.index()` of the search of [`search_pairs`] to its end; with `persist`,
 /// it writes checkpoints at level boundaries and resumes from one (module `checkpoint`).
+/// `trouble`: what the keys of a system keyed by its structural encoding meet (keys too
+/// narrow end the search with [`DistError::KeyTooNarrow`] in every worker, at one level).
 pub(super) fn run_worker<P>(
     worker: &mut Worker,
     product: &P,
     opts: &PairOptions,
     persist: Option<&Persistence>,
     stop: &StopSignal,
+    trouble: Option<&KeyTrouble>,
 ) -> Result<PairSearch, DistError>
 where
     P: KeyedProduct + ?Sized,
@@ -203,7 +210,8 @@ where
 
         // 2. All-gather the number of new pairs each worker holds, its steps, its stop and
         // whether it met a violation.
-        let code = stop_code(stop.reason());
+        let failure = trouble.and_then(KeyTrouble::error);
+        let code = level_code(failure.as_ref(), stop);
         let [t_lo, t_hi] = split(transitions);
         let [n_lo, n_hi] = split((next.len() / width) as u64);
         let due =
@@ -224,7 +232,10 @@ where
         );
         let new_pairs: u64 = gathered.iter().map(|r| join(r[1], r[2])).sum();
         all_transitions = gathered.iter().map(|r| join(r[4], r[5])).sum();
-        if let Some(code) = gathered.iter().map(|r| r[3]).find(|&c| c != 0) {
+        if let Some(code) = run_code(gathered.iter().map(|r| r[3])) {
+            if code == FAILED || code == TOO_NARROW {
+                return Err(level_error(code, failure));
+            }
             stopped = stop_reason(code);
             break;
         }

@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use timely::worker::Worker;
 
+use super::keys::KeyTrouble;
 use super::levels::{LevelDriver, LevelSearch, Owned};
 use super::rounds::Rounds;
 use super::{DistError, DistExploration, DistOptions};
@@ -19,6 +20,42 @@ pub(super) const UNNUMBERED: u32 = u32::MAX;
 pub(super) const NO_PARENT: u64 = u64::MAX;
 /// The stop code of a worker that failed.
 pub(super) const FAILED: u32 = 255;
+/// The stop code of a worker whose keys turned out too narrow ([`DistError::KeyTooNarrow`]).
+pub(super) const TOO_NARROW: u32 = 254;
+
+/// A worker's stop code at a level's end: [`FAILED`] for a failure; else the stop signal's
+/// reason (a limit or an interrupt ends the run, wider keys or not); else [`TOO_NARROW`] for
+/// keys too narrow; else 0.
+pub(super) fn level_code(failure: Option<&DistError>, stop: &StopSignal) -> u32 {
+    match failure {
+        Some(DistError::KeyTooNarrow) | None => match stop_code(stop.reason()) {
+            0 if failure.is_some() => TOO_NARROW,
+            code => code,
+        },
+        Some(_) => FAILED,
+    }
+}
+
+/// The code of a level for every worker, from each worker's ([`level_code`]): a failure
+/// first, then a stop (the first worker's), then keys too narrow; `None` if all went on.
+pub(super) fn run_code(codes: impl Iterator<Item = u32>) -> Option<u32> {
+    codes.filter(|&c| c != 0).min_by_key(|&c| match c {
+        FAILED => 0,
+        TOO_NARROW => 2,
+        _ => 1,
+    })
+}
+
+/// The error every worker returns for a level whose code is [`FAILED`] or [`TOO_NARROW`]:
+/// keys too narrow, or this worker's failure (not that of keys too narrow: some other
+/// worker's failure ends the run), or another's.
+pub(super) fn level_error(code: u32, failure: Option<DistError>) -> DistError {
+    match failure {
+        _ if code == TOO_NARROW => DistError::KeyTooNarrow,
+        Some(e) if !matches!(e, DistError::KeyTooNarrow) => e,
+        _ => DistError::Worker("a worker of another process failed".into()),
+    }
+}
 
 /// The worker that owns the state encoded as `words`, among `peers`: the same in every
 /// process (the hash depends on the words only).
@@ -101,6 +138,8 @@ struct Exploration<'a, T> {
     deadlocks: u64,
     /// The least id among them ([`UNNUMBERED`] for none).
     least_deadlock: u32,
+    /// What the keys of a system keyed by its structural encoding met.
+    trouble: Option<&'a KeyTrouble>,
 }
 
 impl<T: TransitionSystem> LevelSearch for Exploration<'_, T> {
@@ -123,15 +162,21 @@ impl<T: TransitionSystem> LevelSearch for Exploration<'_, T> {
         }
         k
     }
+
+    fn trouble(&self) -> Option<DistError> {
+        self.trouble?.error()
+    }
 }
 
-/// Runs worker `worker.index()` of a distributed exploration of `ts` to its end.
+/// Runs worker `worker.index()` of a distributed exploration of `ts` to its end (`trouble`:
+/// what the keys of a system keyed by its structural encoding meet).
 pub(super) fn run_worker<T: TransitionSystem>(
     worker: &mut Worker,
     ts: &T,
     width: usize,
     opts: &DistOptions,
     stop: &StopSignal,
+    trouble: Option<&KeyTrouble>,
 ) -> Result<DistExploration, DistError> {
     let start = Instant::now();
     let me = worker.index();
@@ -145,6 +190,7 @@ pub(super) fn run_worker<T: TransitionSystem>(
         peers,
         deadlocks: 0,
         least_deadlock: UNNUMBERED,
+        trouble,
     };
     let levels = driver.run(worker, &mut exploration, &words, max_states, opts, stop)?;
 
@@ -191,6 +237,8 @@ pub(super) fn run_worker<T: TransitionSystem>(
         states,
         processes: 1,
         workers: 1,
+        key_words: None,
+        key_restarts: 0,
     })
 }
 

@@ -114,9 +114,21 @@ pub fn weft_distributed_output(
 ) -> (String, i32) {
     let model = Path::new(command_args[0]);
     let mut children = spawn_distributed_as(command, command_args, processes, workers, extra, json);
+    // Each output is read while the processes run: one larger than a pipe holds would
+    // otherwise stop its process before it exits.
+    let readers: Vec<_> = children
+        .iter_mut()
+        .map(|child| {
+            let mut stdout = child.stdout.take().unwrap();
+            std::thread::spawn(move || {
+                let mut text = String::new();
+                stdout.read_to_string(&mut text).unwrap();
+                text
+            })
+        })
+        .collect();
     let deadline = Instant::now() + Duration::from_secs(60);
     let mut codes = Vec::new();
-    let mut outputs = Vec::new();
     for child in &mut children {
         let code = loop {
             if let Some(status) = child.try_wait().unwrap() {
@@ -128,16 +140,9 @@ pub fn weft_distributed_output(
             }
             std::thread::sleep(Duration::from_millis(20));
         };
-        let mut text = String::new();
-        child
-            .stdout
-            .take()
-            .unwrap()
-            .read_to_string(&mut text)
-            .unwrap();
         codes.push(code);
-        outputs.push(text);
     }
+    let mut outputs: Vec<String> = readers.into_iter().map(|r| r.join().unwrap()).collect();
     for (i, text) in outputs.iter().enumerate().skip(1) {
         assert_eq!(text, "", "process {i} printed on stdout");
         assert_eq!(codes[i], codes[0], "process {i}'s exit code");

@@ -53,7 +53,7 @@ fn is_label(op: Op, i: usize) -> bool {
     i == 0 && matches!(op, Op::TStop | Op::TSkip | Op::Delay | Op::TPrio)
 }
 
-fn unwritable() -> NoCanonicalEncoding {
+pub(super) fn unwritable() -> NoCanonicalEncoding {
     NoCanonicalEncoding(
         "a state holds a value the structural encoding does not write (a lazily computed \
          infinite sequence)"
@@ -219,13 +219,13 @@ impl CspSystem {
     /// in. Fails only for a state holding a value the encoding does not write.
     pub fn structural_encoding(&self, state: &CspState) -> Result<Vec<u32>, NoCanonicalEncoding> {
         let mut out = Vec::new();
-        self.write_structural(state, &mut out)
+        self.append_structural(state, &mut out)
             .map_err(|Unwritable| unwritable())?;
         Ok(out)
     }
 
     /// Appends the structural encoding of `state` to `out`.
-    pub(crate) fn write_structural(
+    pub(crate) fn append_structural(
         &self,
         state: &CspState,
         out: &mut Vec<u32>,

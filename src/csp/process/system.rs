@@ -804,4 +804,18 @@ impl TransitionSystem for CspSystem {
     fn decode_state(&self, words: &[u32]) -> Option<CspState> {
         self.decode(words)
     }
+
+    /// See [`CspSystem::structural_encoding`].
+    fn write_structural(
+        &self,
+        state: &CspState,
+        out: &mut Vec<u32>,
+    ) -> Result<(), NoCanonicalEncoding> {
+        self.append_structural(state, out)
+            .map_err(|_| super::structural::unwritable())
+    }
+
+    fn read_structural(&self, words: &[u32]) -> Option<CspState> {
+        self.from_structural_encoding(words)
+    }
 }
