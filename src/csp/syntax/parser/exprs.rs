@@ -547,6 +547,12 @@ impl Parser<'_> {
             }
             Tok::LPipeBrace => {
                 self.bump();
+                // `{||}`: the empty set of events (RoboChart's generator writes it for an
+                // empty synchronisation set, and FDR reads it).
+                if self.peek() == &Tok::RPipeBrace {
+                    let end = self.bump().span;
+                    return Ok(self.mk(ExprKind::Productions(Vec::new()), start.to(end)));
+                }
                 self.open_bracket();
                 let first = self.parse_expr(0)?;
                 let items = self.comma_list(first)?;
