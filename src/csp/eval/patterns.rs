@@ -104,70 +104,126 @@ impl Evaluator {
                 self.match_pattern(a, v, env)? && self.match_pattern(b, v, env)?
             }
             PatKind::Dot(ps) => {
-                let atoms = v.atoms();
-                let mut i = 0;
-                // Field types guide the split: a component naming a channel or constructor (or
-                // the first component, over a channel or constructor value: `x.y` matches `B.1`
-                // with `x = B`) takes one atom and opens the fields of that head.
-                let mut contexts: Vec<(Arc<[FieldSet]>, usize)> = Vec::new();
-                let next_field = |contexts: &mut Vec<(Arc<[FieldSet]>, usize)>| {
-                    while contexts.last().is_some_and(|(f, j)| *j >= f.len()) {
-                        contexts.pop();
-                    }
-                    contexts.last_mut().map(|(f, j)| {
-                        *j += 1;
-                        f[*j - 1].clone()
-                    })
-                };
-                for (k, q) in ps.iter().enumerate() {
-                    if i >= atoms.len() {
-                        return Ok(false);
-                    }
-                    let names_head = match &q.kind {
-                        PatKind::Var(n) => matches!(
-                            self.prog.globals.get(n),
-                            Some(GlobalKind::Chan(_) | GlobalKind::Ctor(_))
-                        ),
-                        _ => false,
-                    };
-                    let head_fields = match &atoms[i] {
-                        Value::Chan(c) => Some(self.chan_fields(*c)?),
-                        Value::Ctor(c) => Some(self.ctor_fields(*c)?),
-                        _ => None,
-                    };
-                    let takes_head =
-                        head_fields.is_some() && k + 1 < ps.len() && (names_head || k == 0);
-                    let n = if takes_head {
-                        next_field(&mut contexts);
-                        if let Some(f) = head_fields {
-                            contexts.push((f, 0));
-                        }
-                        1
-                    } else if k + 1 == ps.len() {
-                        atoms.len() - i
-                    } else {
-                        match next_field(&mut contexts) {
-                            Some(f) => self.field_len(Some(&f), atoms, i)?.max(1),
-                            None => self.value_len(atoms, i)?,
-                        }
-                    };
-                    // a component such as `(x.y) @@ (a.b.c)` needs as many atoms as its
-                    // longest dotted side
-                    let n = if k + 1 < ps.len() {
-                        n.max(min_width(q))
-                    } else {
-                        n
-                    };
-                    let n = n.min(atoms.len() - i);
-                    let part = Value::from_atoms(&atoms[i..i + n]);
-                    if !self.match_pattern(q, &part, env)? {
-                        return Ok(false);
-                    }
-                    i += n;
-                }
-                i == atoms.len()
+                let fields = self.value_fields(v.atoms())?;
+                self.match_dot(ps, fields, env)?
             }
         })
+    }
+
+    /// The top-level fields of a dotted value, as libcspm holds them: a channel head, then
+    /// the channel's fields by its declared types; otherwise each field is one whole value
+    /// (a constructor with its own fields, recursively; any other value alone), so
+    /// `A.1.B` (with `A` of one field) is the two fields `A.1` and `B`.
+    pub(super) fn value_fields(&self, atoms: &[Value]) -> EResult<Vec<Value>> {
+        if let Some(Value::Chan(c)) = atoms.first() {
+            let mut out = vec![atoms[0].clone()];
+            out.extend(self.typed_groups(*c, &atoms[1..])?.into_iter().map(|g| g.0));
+            return Ok(out);
+        }
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < atoms.len() {
+            let n = self.value_len(atoms, i)?.max(1);
+            out.push(Value::from_atoms(&atoms[i..i + n]));
+            i += n;
+        }
+        Ok(out)
+    }
+
+    /// The head and the fields of `v` when it is one channel or constructor value with
+    /// fields (`A.1` is `A` and `1`), or `None`.
+    fn open_head(&self, v: &Value) -> EResult<Option<Vec<Value>>> {
+        let atoms = v.atoms();
+        let fields = match atoms.first() {
+            Some(Value::Chan(c)) if atoms.len() > 1 => self.chan_fields(*c)?,
+            Some(Value::Ctor(k)) if atoms.len() > 1 => self.ctor_fields(*k)?,
+            _ => return Ok(None),
+        };
+        let mut out = vec![atoms[0].clone()];
+        out.extend(
+            self.groups_by_fields(&fields, &atoms[1..])?
+                .into_iter()
+                .map(|g| g.0),
+        );
+        Ok(Some(out))
+    }
+
+    /// Matches the components `ps` of a dotted pattern against the top-level `fields` of a
+    /// value: each unit of the pattern (a constructor named in the pattern with its argument
+    /// units, or any other component) takes one field, the last unit all the fields left.
+    /// A pattern that names the value's head first (`A.n`, `c.x.y`), or that has more units
+    /// than the value has fields (`x.y` against `B.1`), opens the first field into its head
+    /// and the head's own fields.
+    pub(super) fn match_dot(
+        &self,
+        ps: &[Pattern],
+        mut fields: Vec<Value>,
+        env: &mut Env,
+    ) -> EResult<bool> {
+        let names_head = |q: &Pattern| match &q.kind {
+            PatKind::Var(n) => matches!(
+                self.prog.globals.get(n),
+                Some(GlobalKind::Chan(_) | GlobalKind::Ctor(_))
+            ),
+            _ => false,
+        };
+        let mut units = Vec::new();
+        let mut k = 0;
+        if ps.first().is_some_and(names_head) {
+            units.push(&ps[..1]);
+            k = 1;
+        }
+        while k < ps.len() {
+            let end = self.pattern_unit_end(ps, k)?;
+            units.push(&ps[k..end]);
+            k = end;
+        }
+        let opens = ps.len() > 1 && (names_head(&ps[0]) || units.len() > fields.len());
+        if opens && !fields.is_empty() {
+            if let Some(parts) = self.open_head(&fields[0])? {
+                fields.splice(0..1, parts);
+            }
+        }
+        let mut f = 0;
+        for (u, unit) in units.iter().enumerate() {
+            if f >= fields.len() {
+                return Ok(false);
+            }
+            let last = u + 1 == units.len();
+            // a unit such as `(x.y) @@ (a.b.c)` over plain atoms takes as many atoms as its
+            // longest dotted side
+            let width = unit.iter().map(min_width).sum::<usize>();
+            let mut end = f + 1;
+            let mut atoms_taken = fields[f].atoms().len();
+            while !last && atoms_taken < width && end < fields.len() {
+                atoms_taken += fields[end].atoms().len();
+                end += 1;
+            }
+            if last {
+                end = fields.len();
+            }
+            let part = if end == f + 1 {
+                fields[f].clone()
+            } else {
+                let atoms: Vec<Value> = fields[f..end]
+                    .iter()
+                    .flat_map(|x| x.atoms().iter().cloned())
+                    .collect();
+                Value::from_atoms(&atoms)
+            };
+            let ok = match unit {
+                [q] => self.match_pattern(q, &part, env)?,
+                _ => {
+                    let inner = self.value_fields(part.atoms())?;
+                    self.match_dot(unit, inner, env)?
+                }
+            };
+            if !ok {
+                return Ok(false);
+            }
+            f = end;
+        }
+        Ok(f == fields.len())
     }
 }
 

@@ -389,7 +389,7 @@ impl Evaluator {
     }
 
     /// The index after the field that starts at component `i` of `ps`.
-    fn pattern_unit_end(&self, ps: &[Pattern], i: usize) -> EResult<usize> {
+    pub(super) fn pattern_unit_end(&self, ps: &[Pattern], i: usize) -> EResult<usize> {
         let arity = match &ps[i].kind {
             PatKind::Var(n) => match self.prog.globals.get(n) {
                 Some(GlobalKind::Ctor(k)) => self.ctor_fields(*k)?.len(),
