@@ -239,13 +239,6 @@ impl Evaluator {
         self.target_name(&call.target)
     }
 
-    /// Where the definition a call unfolds is written (a top-level definition or a name of a
-    /// `let` group), if it is a named one.
-    pub fn call_location(&self, call: &Call) -> Option<Location> {
-        self.target_span(&call.target)
-            .map(|span| self.sources.location(span))
-    }
-
     /// The fields of a channel (by name), as sets of values.
     pub fn channel_fields(&self, name: &str) -> Option<Result<Arc<[FieldSet]>, CspError>> {
         match self.prog.globals.get(name) {

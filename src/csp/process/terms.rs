@@ -634,7 +634,7 @@ impl Encoding {
             );
             // Point at the definition of the process that recurses, when it is a named one.
             if let ProcNode::Call(c) = p.node() {
-                error.location = self.script.call_location(c);
+                error.location = self.script.definition_location(&self.script.call_name(c));
             }
             return Err(error);
         }
