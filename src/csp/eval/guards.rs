@@ -100,21 +100,21 @@ pub(super) enum Frame {
     Call(Call),
 }
 
-/// `P = (a -> SKIP) ; P`, `Q(n) = (a -> SKIP) ; Q(n)`: a process named inside its own body,
-/// not behind a prefix, is a call of itself (unfolded when the semantics reaches it), as in
-/// FDR. The same holds through other definitions: `I = (a -> SKIP) ; A` with
-/// `A = SKIP ; (b -> SKIP) ; I` (RoboChart's generated node processes, in `let` groups, are of
-/// this shape). When `frame` is being evaluated on this thread (innermost or further out),
-/// this returns that call and marks the frame, whose value must then be a process
-/// (`evaluating` checks it). An unguarded cycle (`Q = R [] b -> STOP`, `R = Q |~| STOP`) is a
-/// process whose unfolding reaches itself before any event: the process layer reports it
-/// when it unfolds the call (`csp::process::terms`).
+/// `P = (a -> SKIP) ; P`, `Q(n) = (a -> SKIP) ; Q(n)`: a process named directly inside its own
+/// body, not behind a prefix, is a call of itself (unfolded when the semantics reaches it), as
+/// in FDR. When `frame` is the innermost definition being evaluated, this returns that call and
+/// marks the frame, whose value must then be a process (`evaluating` checks it). A cycle through
+/// other definitions (`Q = R [] b -> STOP`, `R = Q |~| STOP`) is still reported by `guarded`.
 pub(super) fn self_reference(frame: Frame, call: &Call) -> Option<Value> {
     EVALUATING.with(|stack| {
         let mut stack = stack.borrow_mut();
-        let (_, named) = stack.iter_mut().rev().find(|(f, _)| *f == frame)?;
-        *named = true;
-        Some(Value::Proc(Proc::new(ProcNode::Call(call.clone()))))
+        match stack.last_mut() {
+            Some((top, named)) if *top == frame => {
+                *named = true;
+                Some(Value::Proc(Proc::new(ProcNode::Call(call.clone()))))
+            }
+            _ => None,
+        }
     })
 }
 

@@ -180,19 +180,7 @@ impl Evaluator {
         let _d = self.depth(span)?;
         let v = match &def.kind {
             DefKind::Constant { expr } => {
-                // a name of the group used inside its own definition, directly or through
-                // the group's other names (`I = P ; A`, `A = Q ; I`), stands for itself, as
-                // a top-level definition does (see `self_reference`)
-                let call = Call {
-                    target: Target::Let(r.clone(), idx),
-                    args: Arc::from([]),
-                };
-                let frame = Frame::Call(call.clone());
-                if let Some(placeholder) = self_reference(frame.clone(), &call) {
-                    return Ok(placeholder);
-                }
-                let r2 = evaluating(frame, || self.eval(expr, &mut env));
-                let v = self.self_call_result(r2, &call, span)?;
+                let v = self.eval(expr, &mut env)?;
                 self.name_process(Target::Let(r.clone(), idx), Vec::new(), v)
             }
             DefKind::Part { bind } => {
