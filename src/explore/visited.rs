@@ -7,6 +7,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64 as StdAtomicU64, Ordering};
 
+use crossbeam::utils::CachePadded;
 use dashmap::DashMap;
 
 use super::ids::ProvisionalId;
@@ -125,8 +126,10 @@ impl<'a> LevelWriter<'a> {
 /// worker's block left unused).
 pub struct LevelSlots {
     base: u32,
-    /// The next provisional id (wider than `u32` so that running out is seen, not wrapped).
-    next: StdAtomicU64,
+    /// The next provisional id (wider than `u32` so that running out is seen, not wrapped), on
+    /// its own cache line: a worker taking a block does not evict `keys`, which every offer
+    /// reads, from the others' caches.
+    next: CachePadded<StdAtomicU64>,
     keys: Segmented<AtomicU64>,
     /// Whether an offer met an allocation that failed (see
     /// [`LevelWriter::note_memory_failure`]).
@@ -141,7 +144,7 @@ impl LevelSlots {
     pub fn new(base: u32) -> LevelSlots {
         LevelSlots {
             base,
-            next: StdAtomicU64::new(base as u64),
+            next: CachePadded::new(StdAtomicU64::new(base as u64)),
             keys: Segmented::new(1),
             memory_failed: AtomicBool::new(false),
         }
@@ -203,7 +206,7 @@ impl LevelSlots {
             self.keys.get_or_alloc(i)[0].store(0, Ordering::Relaxed);
         }
         self.base = base;
-        self.next = StdAtomicU64::new(base as u64);
+        self.next = CachePadded::new(StdAtomicU64::new(base as u64));
     }
 
     /// The first provisional id of the next level.

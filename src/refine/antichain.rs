@@ -8,6 +8,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::Ordering;
 
+use crossbeam::utils::CachePadded;
 use parking_lot::Mutex;
 
 use super::normal::{NormalForm, EMPTY_SET};
@@ -134,7 +135,9 @@ pub(crate) struct ConcurrentAntichain<'a, I: TransitionSystem> {
     nf: &'a SharedNormalForm<'a>,
     imp: &'a I,
     first: Segmented<AtomicU64>,
-    more: Box<[Mutex<Overflow>]>,
+    /// Stripes of overflow entries, each on its own cache line (neighbouring states take
+    /// neighbouring stripes, and are often offered by different workers at once).
+    more: Box<[CachePadded<Mutex<Overflow>>]>,
 }
 
 /// The entries beyond the first of the keys of one stripe.
@@ -162,7 +165,7 @@ impl<'a, I: TransitionSystem> ConcurrentAntichain<'a, I> {
             imp,
             first: Segmented::new(1),
             more: (0..STRIPES)
-                .map(|_| Mutex::new(HashMap::default()))
+                .map(|_| CachePadded::new(Mutex::new(HashMap::default())))
                 .collect(),
         }
     }

@@ -15,6 +15,7 @@
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
+use crossbeam::utils::CachePadded;
 use parking_lot::Mutex;
 
 use super::normal::{minimal_acceptances, sorted_subset, visible_moves, SubsetMemo, EMPTY_SET};
@@ -69,10 +70,13 @@ pub(crate) struct SharedNormalForm<'a> {
     num_events: usize,
     chunks: [OnceLock<Box<[OnceLock<Node>]>>; CHUNKS],
     /// Node ids by members, in shards chosen by the members' hash (hashed before the lock is
-    /// taken), so that workers interning different nodes rarely wait for each other.
-    index: Box<[Mutex<NodeIndex>]>,
-    /// The number of nodes made.
-    made: AtomicU32,
+    /// taken), so that workers interning different nodes rarely wait for each other. Each
+    /// shard has its own cache line: a lock taken by one worker does not evict its neighbours
+    /// from another's cache.
+    index: Box<[CachePadded<Mutex<NodeIndex>>]>,
+    /// The number of nodes made, on its own cache line: its increments would otherwise evict
+    /// the fields every lookup reads (the node table's chunks) from the other workers' caches.
+    made: CachePadded<AtomicU32>,
     /// Per specification state, one more than the node of its tau-closure, once made (most
     /// successor nodes are the closure of a single state).
     /// Allocated as states are met: a specification may declare many more states than it
@@ -103,9 +107,9 @@ impl<'a> SharedNormalForm<'a> {
             event_of_label,
             chunks: std::array::from_fn(|_| OnceLock::new()),
             index: (0..INDEX_SHARDS)
-                .map(|_| Mutex::new(HashMap::default()))
+                .map(|_| CachePadded::new(Mutex::new(HashMap::default())))
                 .collect(),
-            made: AtomicU32::new(0),
+            made: CachePadded::new(AtomicU32::new(0)),
             closure_node: Segmented::new(1),
             memo: SubsetMemo::new(),
             initial: EMPTY_SET,
