@@ -151,6 +151,26 @@ fn a_compression_outside_its_models_is_refused_with_a_message() {
     assert_eq!(got[2], "holds");
 }
 
+/// A compression nested inside others (made while their arguments were explored) counts as
+/// applied: `normal`, two `sbisim`s deep, still keeps the check out of the revivals and
+/// refusal-testing models, whether the system fires the outer compression directly or inside
+/// a network.
+#[test]
+fn a_compression_nested_in_others_is_refused_outside_its_models() {
+    let text = "channel a, b\nP = a -> P |~| b -> P\nQ = sbisim(sbisim(normal(P) ||| STOP))\n\
+                assert Q [V= P\nassert P [R= Q [| {a} |] P\nassert Q [FD= P\n";
+    let got = verdicts(text, &[]);
+    assert!(
+        got[0].contains("`normal` is valid only in the models T, F, FD"),
+        "{got:?}"
+    );
+    assert!(
+        got[1].contains("`normal` is valid only in the models T, F, FD"),
+        "{got:?}"
+    );
+    assert_eq!(got[2], "holds");
+}
+
 #[test]
 fn compressions_without_a_declaration_are_built_in_and_a_self_compression_is_an_error() {
     let text = "channel a\nP = normal(a -> P)\nassert P :[deadlock free]\nassert sbisim(a -> STOP) [T= a -> STOP\n";

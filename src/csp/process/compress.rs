@@ -36,7 +36,8 @@ const STOP_LOOK_STATES: usize = 256;
 /// A compressed process: per state, its transitions (system labels, target states).
 pub(crate) struct CompressedLeaf {
     moves: Vec<Box<[(Label, u32)]>>,
-    /// The compressions its argument applied (sorted): firing it applies them too.
+    /// The compressions its argument's exploration fired directly (sorted): firing it applies
+    /// them too, and those nested in them.
     nested: Vec<u32>,
 }
 
@@ -85,8 +86,10 @@ impl Semantics {
                 ));
             }
         };
+        // Only `k`: the compressions nested in it are found through it when they are asked
+        // for ([`Semantics::with_nested`]). Recording them all at every firing made a
+        // compression nested `n` deep record `n` entries per transition.
         super::shared_leaves::record_compression(&[k]);
-        super::shared_leaves::record_compression(&leaf.nested);
         let k_term = t.arg(0);
         for &(label, next) in leaf.moves[state as usize].iter() {
             let target = if label == TICK {
@@ -141,6 +144,29 @@ impl Semantics {
                 done => return done,
             }
         }
+    }
+
+    /// The compressions `fired` (sorted, without duplicates) with every compression nested in
+    /// them, however deep: sorted, without duplicates. A compression is nested in `k` if the
+    /// exploration of `k`'s argument fired it, or one nested in it.
+    pub(super) fn with_nested(&self, fired: &[u32]) -> Vec<u32> {
+        let mut seen: std::collections::HashSet<u32, crate::hash::WordBuildHasher> =
+            fired.iter().copied().collect();
+        let mut todo = fired.to_vec();
+        while let Some(k) = todo.pop() {
+            // A compression fired was made (firing waits for it); one whose making failed
+            // stopped the run, and has nothing nested to add.
+            if let Some(Ok(leaf)) = self.enc.compressed.get(k).1 .0.get() {
+                for &n in &leaf.nested {
+                    if seen.insert(n) {
+                        todo.push(n);
+                    }
+                }
+            }
+        }
+        let mut all: Vec<u32> = seen.into_iter().collect();
+        all.sort_unstable();
+        all
     }
 
     /// Explores `process`, compresses it with `kind`, and tabulates the result. Each state is

@@ -460,7 +460,9 @@ impl CspSystem {
                 }
             }
         }
-        let mut used: Vec<_> = fired
+        let mut used: Vec<_> = shared
+            .sem
+            .with_nested(&fired)
             .into_iter()
             .map(|k| shared.sem.enc.compressed.get(k).0 .0)
             .collect();
