@@ -49,7 +49,7 @@ impl Evaluator {
                 format!("no process named `{name}` is defined"),
             ));
         };
-        let v = self.def_value(i, self.prog.top.defs[i as usize].span)?;
+        let v = self.def_value(i, self.prog.top.defs[i as usize].span, Site::Opaque)?;
         let v = if args.is_empty() && !matches!(v, Value::Func(_)) {
             v
         } else {
@@ -71,6 +71,9 @@ impl Evaluator {
         if let Some(p) = self.memo.unfolds.get(call) {
             return Ok(p.clone());
         }
+        if let Some(p) = self.unfold_constant(call)? {
+            return Ok(p);
+        }
         let groups = self.regroup(&call.target, &call.args)?;
         let v = self.call_body(&call.target, &groups, Span::default())?;
         match v {
@@ -84,6 +87,47 @@ impl Evaluator {
                 _ => Ok(p),
             },
             other => Err(CspError::unpositioned(
+                ErrorKind::Type,
+                format!(
+                    "`{}` is not a process: it is {}",
+                    self.target_name(&call.target),
+                    self.show(&other)
+                ),
+            )),
+        }
+    }
+
+    /// The body of `call` when it names a process constant (top level or of a `let` group)
+    /// whose body is not known yet: a constant named as itself while it was evaluated
+    /// (`I = (a -> SKIP) ; A`, `A = SKIP ; I`) gives its call before its body is recorded,
+    /// and another thread may meet the call first (or the evaluation failed). The constant
+    /// is evaluated (or its error given); `None` for other calls.
+    fn unfold_constant(&self, call: &Call) -> Result<Option<Proc>, CspError> {
+        if !call.args.is_empty() {
+            return Ok(None);
+        }
+        let v = match &call.target {
+            Target::Global(i) => {
+                let def = &self.prog.top.defs[*i as usize];
+                if !matches!(def.kind, DefKind::Constant { .. }) {
+                    return Ok(None);
+                }
+                self.def_value(*i, def.span, Site::Opaque)?
+            }
+            Target::Let(r, idx) => {
+                let (_, group) = self.let_env(r)?;
+                let def = &group.defs[*idx as usize];
+                if !matches!(def.kind, DefKind::Constant { .. }) {
+                    return Ok(None);
+                }
+                self.let_value(r, &def.name, def.span, Site::Opaque)?
+            }
+            _ => return Ok(None),
+        };
+        match (v, self.memo.unfolds.get(call)) {
+            (_, Some(p)) => Ok(Some(p.clone())),
+            (Value::Proc(p), None) => Ok(Some(p)),
+            (other, None) => Err(CspError::unpositioned(
                 ErrorKind::Type,
                 format!(
                     "`{}` is not a process: it is {}",
@@ -257,8 +301,15 @@ impl Evaluator {
     pub fn value(&self, name: &str) -> Result<Value, CspError> {
         let _g = StackGuard::enter();
         match self.prog.globals.get(name).copied() {
-            Some(GlobalKind::Def(i)) => self.def_value(i, self.prog.top.defs[i as usize].span),
-            Some(_) => self.lookup(&Name::from(name), &Env::new(), Span::default()),
+            Some(GlobalKind::Def(i)) => {
+                self.def_value(i, self.prog.top.defs[i as usize].span, Site::Opaque)
+            }
+            Some(_) => self.lookup(
+                &Name::from(name),
+                &Env::new(),
+                Span::default(),
+                Site::Opaque,
+            ),
             None => Err(CspError::unpositioned(
                 ErrorKind::UnknownName,
                 format!("unknown name `{name}`"),

@@ -54,7 +54,21 @@ impl Evaluator {
         Ok(out)
     }
 
+    /// `f` applied to `args` (a call written at `span`, outside any body or at an opaque
+    /// site).
     pub(super) fn apply(&self, f: &Value, args: Vec<Value>, span: Span) -> EResult<Value> {
+        self.apply_at(f, args, span, Site::Opaque)
+    }
+
+    /// `f` applied to `args`, a call written at `span`, at `site` of the body being evaluated
+    /// (see [`recursive_reference`]).
+    pub(super) fn apply_at(
+        &self,
+        f: &Value,
+        args: Vec<Value>,
+        span: Span,
+        site: Site,
+    ) -> EResult<Value> {
         let Value::Func(fv) = f else {
             return Err(self.err(
                 span,
@@ -115,10 +129,14 @@ impl Evaluator {
             return Ok(v.clone());
         }
         let frame = Frame::Call(call.clone());
-        if let Some(placeholder) = self_reference(frame.clone(), &call) {
-            return Ok(placeholder);
+        match recursive_reference(&frame, &call, site) {
+            Reference::Fresh => {}
+            Reference::Itself(placeholder) => return Ok(placeholder),
+            Reference::Unguarded(through) => return Err(self.unguarded(&call, &through, span)),
         }
-        let r = evaluating(frame, || self.call_body(&fv.target, &applied, span));
+        let r = evaluating(frame, site, false, || {
+            self.call_body(&fv.target, &applied, span)
+        });
         if let (Ok(v), false) = (&r.0, r.1) {
             if !matches!(v, Value::Proc(_)) {
                 self.memo.record_result(&call, v);

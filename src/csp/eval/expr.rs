@@ -192,7 +192,7 @@ impl Evaluator {
                 }
                 Value::map_from(items)
             }
-            K::Var(n) => self.lookup(n, env, e.span)?,
+            K::Var(n) => self.lookup(n, env, e.span, self.prog.site(e.id))?,
             K::Wildcard => {
                 return Err(self.err(
                     e.span,
@@ -233,7 +233,7 @@ impl Evaluator {
                     .iter()
                     .map(|x| self.eval(x, env))
                     .collect::<EResult<Vec<_>>>()?;
-                self.apply(&fv, avs, e.span)?
+                self.apply_at(&fv, avs, e.span, self.prog.site(e.id))?
             }
             K::Binary(op, a, b) => self.binary(*op, a, b, env, e.span)?,
             K::Unary(op, a) => match op {
@@ -441,7 +441,11 @@ impl Evaluator {
                 // Associative: a chain `P1 ; P2 ; ...` (read left to right) becomes
                 // `P1 ; (P2 ; (...))`, whose states keep the rest unevaluated (a constant-size
                 // term per state instead of the whole left spine), built without recursion.
+                // The operands after one that must perform an event before it terminates
+                // are reached only after that event: a definition named there while it is
+                // being evaluated stands for itself, as behind a prefix (`EventGuard`).
                 let mut operands = Vec::new();
+                let mut behind_event: Option<EventGuard> = None;
                 let mut todo = vec![e];
                 while let Some(x) = todo.pop() {
                     match &x.kind {
@@ -449,9 +453,16 @@ impl Evaluator {
                             todo.push(b);
                             todo.push(a);
                         }
-                        _ => operands.push(self.eval_proc(x, env)?),
+                        _ => {
+                            let p = self.eval_proc(x, env)?;
+                            if behind_event.is_none() && !todo.is_empty() && self.must_engage(&p) {
+                                behind_event = Some(EventGuard::enter());
+                            }
+                            operands.push(p);
+                        }
                     }
                 }
+                drop(behind_event);
                 let mut rest = operands.pop().ok_or_else(|| self.internal("empty `;`"))?;
                 while let Some(first) = operands.pop() {
                     rest = Proc::new(ProcNode::Seq(first, rest));

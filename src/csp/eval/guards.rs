@@ -3,13 +3,20 @@
 
 use super::*;
 
+/// Why a definition that names itself with nothing between is refused.
+const UNGUARDED: &str = "unguarded recursion (a process must perform an event, or finish the \
+                         left operand of `;`, before it is named again)";
+
 thread_local! {
     static DEPTH: Cell<u32> = const { Cell::new(0) };
     static STACK_BASE: Cell<usize> = const { Cell::new(0) };
     static IN_PROGRESS: RefCell<Vec<(u8, u32)>> = const { RefCell::new(Vec::new()) };
-    /// The constant definitions and calls being evaluated, innermost last, each with whether
-    /// it was named inside its own body (see `Evaluator::self_reference`).
-    static EVALUATING: RefCell<Vec<(Frame, bool)>> = const { RefCell::new(Vec::new()) };
+    /// The constant definitions and calls being evaluated, innermost last (see
+    /// [`recursive_reference`]).
+    static EVALUATING: RefCell<Vec<Evaluating>> = const { RefCell::new(Vec::new()) };
+    /// How many right operands of `;` behind an event are being evaluated (see
+    /// [`EventGuard`]).
+    static EVENT_GUARDS: Cell<u32> = const { Cell::new(0) };
 }
 
 /// True if the item `key` is being computed on this thread.
@@ -100,36 +107,123 @@ pub(super) enum Frame {
     Call(Call),
 }
 
-/// `P = (a -> SKIP) ; P`, `Q(n) = (a -> SKIP) ; Q(n)`: a process named directly inside its own
-/// body, not behind a prefix, is a call of itself (unfolded when the semantics reaches it), as
-/// in FDR. When `frame` is the innermost definition being evaluated, this returns that call and
-/// marks the frame, whose value must then be a process (`evaluating` checks it). A cycle through
-/// other definitions (`Q = R [] b -> STOP`, `R = Q |~| STOP`) is still reported by `guarded`.
-pub(super) fn self_reference(frame: Frame, call: &Call) -> Option<Value> {
+/// A constant definition or call being evaluated on this thread.
+struct Evaluating {
+    frame: Frame,
+    /// Whether it was named inside its own evaluation (it then stands for itself).
+    named: bool,
+    /// Where the name or call that started it is written, in the body being evaluated
+    /// below it.
+    entry: Site,
+    /// A constant of a `let` group: entered at a transparent site (`let X = ... within X`),
+    /// it only names the body below it, and the rule for a process named in its own body
+    /// looks through it.
+    alias: bool,
+    /// The event guards open when it started.
+    guards: u32,
+}
+
+/// Where a definition is named while it is being evaluated on this thread.
+pub(super) enum Reference {
+    /// It is not being evaluated: evaluate it.
+    Fresh,
+    /// It stands for itself: the call, unfolded when the semantics reaches it.
+    Itself(Value),
+    /// Its value would be needed to compute itself before any event: the definitions
+    /// evaluated in between, outermost first.
+    Unguarded(Vec<Frame>),
+}
+
+/// A definition named while it is being evaluated (`frame`, whose call is `call`), written
+/// at `site` of the body being evaluated. It stands for itself (a call, unfolded when the
+/// semantics reaches it, as FDR unfolds recursion) when
+/// - it is named directly in its own body (`P = (a -> SKIP) ; P`, `P = STOP |~| P`; also
+///   through `let` constants that only name a body, `P = let X = ... P ... within X`): an
+///   unguarded use (`P = P [] a -> STOP`) is then reported when the process is explored
+///   (`csp::process::terms`), as it always was, except at a [`Site::Mixed`] (`P = (SKIP ;
+///   P) [] b -> STOP`, refused here: unfolded, it would grow without end);
+/// - or it is named behind an event: in the right operand of a `;` whose left operand must
+///   perform an event before it terminates (`I = (a -> SKIP) ; F(A)`, see [`EventGuard`]),
+///   as a prefix guards a process;
+/// - or it is named through other definitions behind the right operand of `;` only
+///   (`I = (a -> SKIP) ; A`, `A = SKIP ; (b -> SKIP) ; I`): every name on the way, and this
+///   one, is written at a transparent or tail site ([`Site`]), and at least one at a tail
+///   site. The recursion then passes the termination of a left operand of `;` (a tau), and
+///   unfolding it needs nothing of the definition's own first steps.
+///
+/// Any other cycle (through `[]`, `|~|`, `|||`, `[| |]`, `\`, renaming, `/\`, `[>` or the
+/// left of `;`, with no event on the way: `P = Q |~| STOP`, `Q = P`) is [`Reference::Unguarded`].
+/// A frame named as itself is marked: its value must then be a process (see
+/// [`Evaluator::self_call_result`]).
+pub(super) fn recursive_reference(frame: &Frame, call: &Call, site: Site) -> Reference {
     EVALUATING.with(|stack| {
         let mut stack = stack.borrow_mut();
-        match stack.last_mut() {
-            Some((top, named)) if *top == frame => {
-                *named = true;
-                Some(Value::Proc(Proc::new(ProcNode::Call(call.clone()))))
-            }
-            _ => None,
+        let Some(i) = stack.iter().rposition(|e| e.frame == *frame) else {
+            return Reference::Fresh;
+        };
+        let above = &stack[i + 1..];
+        let direct = above
+            .iter()
+            .all(|e| e.alias && e.entry == Site::Transparent);
+        let sequential = |s: Site| matches!(s, Site::Transparent | Site::Tail);
+        let behind_event = EVENT_GUARDS.with(Cell::get) > stack[i].guards;
+        let behind_sequence = sequential(site)
+            && above.iter().all(|e| sequential(e.entry))
+            && (site == Site::Tail || above.iter().any(|e| e.entry == Site::Tail));
+        // named in its own body under an operator that stays around it and behind a tau
+        // (`P = (SKIP ; P) [] b -> STOP`): each unfolding would wrap it once more
+        let growing = direct && site == Site::Mixed;
+        if (direct && !growing) || behind_event || behind_sequence {
+            stack[i].named = true;
+            Reference::Itself(Value::Proc(Proc::new(ProcNode::Call(call.clone()))))
+        } else {
+            Reference::Unguarded(above.iter().map(|e| e.frame.clone()).collect())
         }
     })
 }
 
-/// Evaluates `body` with `frame` innermost; also says whether the frame was named in its own
-/// body (see [`Evaluator::self_call_result`]).
+/// Evaluates `body` with `frame` innermost, started by a name written at `entry` (`alias`:
+/// a constant of a `let` group); also says whether the frame was named as itself (see
+/// [`Evaluator::self_call_result`]).
 pub(super) fn evaluating(
     frame: Frame,
+    entry: Site,
+    alias: bool,
     body: impl FnOnce() -> EResult<Value>,
 ) -> (EResult<Value>, bool) {
-    EVALUATING.with(|stack| stack.borrow_mut().push((frame, false)));
+    let guards = EVENT_GUARDS.with(Cell::get);
+    EVALUATING.with(|stack| {
+        stack.borrow_mut().push(Evaluating {
+            frame,
+            named: false,
+            entry,
+            alias,
+            guards,
+        })
+    });
     let v = body();
     let named = EVALUATING
         .with(|stack| stack.borrow_mut().pop())
-        .is_some_and(|(_, named)| named);
+        .is_some_and(|e| e.named);
     (v, named)
+}
+
+/// The evaluation of the right operands of a `;` whose left operand must perform an event
+/// before it terminates (`(a -> SKIP) ; P`): the definitions named there are reached only
+/// after that event, as behind a prefix (see [`recursive_reference`]).
+pub(super) struct EventGuard;
+
+impl EventGuard {
+    pub(super) fn enter() -> EventGuard {
+        EVENT_GUARDS.with(|g| g.set(g.get() + 1));
+        EventGuard
+    }
+}
+
+impl Drop for EventGuard {
+    fn drop(&mut self) {
+        EVENT_GUARDS.with(|g| g.set(g.get().saturating_sub(1)));
+    }
 }
 
 impl Evaluator {
@@ -182,7 +276,7 @@ impl Evaluator {
                 self.err(
                     span,
                     ErrorKind::Eval,
-                    format!("the definition of `{name}` depends on itself (a process must pass a prefix before recursing)"),
+                    format!("the definition of `{name}` depends on itself: {UNGUARDED}"),
                 )
             });
         }
@@ -261,6 +355,31 @@ impl Evaluator {
             at,
             ErrorKind::Eval,
             format!("the evaluation of `{shown}` does not terminate: {why}{used}"),
+        )
+    }
+
+    /// The error of `call` named at `use_span` while it is being evaluated, with no event
+    /// and no right operand of `;` since (the definitions evaluated in between: `through`).
+    pub(super) fn unguarded(&self, call: &Call, through: &[Frame], use_span: Span) -> CspError {
+        let names: Vec<String> = through
+            .iter()
+            .map(|f| match f {
+                Frame::Def(i) => format!("`{}`", self.prog.top.defs[*i as usize].name),
+                Frame::Call(c) => format!("`{}`", self.show_call(c)),
+            })
+            .collect();
+        let through = if names.is_empty() {
+            String::new()
+        } else {
+            format!(" (through {})", names.join(", "))
+        };
+        self.err(
+            use_span,
+            ErrorKind::Eval,
+            format!(
+                "the definition of `{}` depends on itself{through}: {UNGUARDED}",
+                self.show_call(call)
+            ),
         )
     }
 

@@ -319,7 +319,7 @@ impl Evaluator {
                 continue;
             }
             let span = def.span;
-            match self.def_value(i as u32, span) {
+            match self.def_value(i as u32, span, Site::Opaque) {
                 Ok(v) => {
                     // a process is named after the `print` entry itself: show its body
                     let v = match &v {
@@ -377,7 +377,7 @@ impl Evaluator {
         let _g = StackGuard::enter();
         for i in 0..self.prog.top.defs.len() {
             if !matches!(self.prog.top.defs[i].kind, DefKind::Function { .. }) {
-                self.def_value(i as u32, self.prog.top.defs[i].span)?;
+                self.def_value(i as u32, self.prog.top.defs[i].span, Site::Opaque)?;
             }
         }
         Ok(())

@@ -31,7 +31,7 @@ use std::sync::{Arc, OnceLock};
 use dashmap::DashMap;
 
 use crate::csp::error::{CspError, ErrorKind};
-use crate::csp::resolve::{self, DefGroup, DefKind, GlobalKind, Program};
+use crate::csp::resolve::{self, DefGroup, DefKind, GlobalKind, Program, Site};
 use crate::csp::syntax::ast::*;
 use crate::csp::syntax::parser;
 use crate::csp::syntax::source::{Location, SourceMap, Span};
@@ -43,6 +43,7 @@ mod assertions;
 mod builtins;
 mod diagnostics;
 mod dotted;
+mod engagement;
 mod expr;
 mod guards;
 mod infinite;
@@ -66,7 +67,10 @@ pub mod value;
 use apply::func;
 use expr::flatten_dots;
 pub use guards::set_thread_stack_budget;
-use guards::{evaluating, in_progress, self_reference, stack_exhausted, Frame, StackGuard};
+use guards::{
+    evaluating, in_progress, recursive_reference, stack_exhausted, EventGuard, Frame, Reference,
+    StackGuard,
+};
 use load::collapse_ws;
 pub use load::{load_script, load_script_until, load_str};
 use memo::Memo;

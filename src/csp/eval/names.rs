@@ -3,11 +3,13 @@
 use super::*;
 
 impl Evaluator {
-    pub(super) fn lookup(&self, name: &Name, env: &Env, span: Span) -> EResult<Value> {
+    /// The value of `name` written at `span`, at `site` of the body being evaluated (see
+    /// [`recursive_reference`]).
+    pub(super) fn lookup(&self, name: &Name, env: &Env, span: Span, site: Site) -> EResult<Value> {
         if let Some((_, b)) = env.iter().rev().find(|(n, _)| n == name) {
             return match b {
                 Binding::Value(v) => Ok(v.clone()),
-                Binding::Let(r) => self.let_value(r, name, span),
+                Binding::Let(r) => self.let_value(r, name, span, site),
             };
         }
         self.check_broken(name)?;
@@ -26,7 +28,7 @@ impl Evaluator {
                 let fields = self.nametype_fields(t)?;
                 self.fields_value(&fields, span)?
             }
-            GlobalKind::Def(i) => self.def_value(i, span)?,
+            GlobalKind::Def(i) => self.def_value(i, span, site)?,
             GlobalKind::Builtin(b) => func(Target::Builtin(b)),
             GlobalKind::Stop => Value::Proc(Proc::new(ProcNode::Stop)),
             GlobalKind::Skip => Value::Proc(Proc::new(ProcNode::Skip)),
@@ -70,7 +72,9 @@ impl Evaluator {
         Ok(Value::set_from(all))
     }
 
-    pub(super) fn def_value(&self, i: u32, span: Span) -> EResult<Value> {
+    /// The value of top-level definition `i`, named at `span`, at `site` of the body being
+    /// evaluated (see [`recursive_reference`]).
+    pub(super) fn def_value(&self, i: u32, span: Span, site: Site) -> EResult<Value> {
         let def = &self.prog.top.defs[i as usize];
         self.check_broken(&def.name)?;
         if let DefKind::Function { .. } = def.kind {
@@ -82,7 +86,10 @@ impl Evaluator {
                 target: Target::Global(i),
                 args: Arc::from([]),
             };
-            if let Some(placeholder) = self_reference(Frame::Def(i), &call) {
+            // (an unguarded cycle is reported by `guarded` below, as any cycle between
+            // top-level definitions)
+            if let Reference::Itself(placeholder) = recursive_reference(&Frame::Def(i), &call, site)
+            {
                 return Ok(placeholder);
             }
         }
@@ -93,7 +100,9 @@ impl Evaluator {
                         target: Target::Global(i),
                         args: Arc::from([]),
                     };
-                    let r = evaluating(Frame::Def(i), || self.eval(expr, &mut Env::new()));
+                    let r = evaluating(Frame::Def(i), site, false, || {
+                        self.eval(expr, &mut Env::new())
+                    });
                     let v = self
                         .self_call_result(r, &call, span)
                         .map_err(|e| self.at_if_unpositioned(self.endless_use(e), def.span))?;
@@ -163,7 +172,15 @@ impl Evaluator {
         Ok((env, &info.group))
     }
 
-    pub(super) fn let_value(&self, r: &Arc<LetRef>, name: &Name, span: Span) -> EResult<Value> {
+    /// The value of `name` of the `let` group `r`, named at `span`, at `site` of the body
+    /// being evaluated (see [`recursive_reference`]).
+    pub(super) fn let_value(
+        &self,
+        r: &Arc<LetRef>,
+        name: &Name,
+        span: Span,
+        site: Site,
+    ) -> EResult<Value> {
         let (mut env, group) = self.let_env(r)?;
         let idx = *group
             .index
@@ -180,7 +197,22 @@ impl Evaluator {
         let _d = self.depth(span)?;
         let v = match &def.kind {
             DefKind::Constant { expr } => {
-                let v = self.eval(expr, &mut env)?;
+                // a name of the group used while it is being evaluated (`X = (a -> SKIP) ; Y`,
+                // `Y = (b -> SKIP) ; X`): see `recursive_reference`
+                let call = Call {
+                    target: Target::Let(r.clone(), idx),
+                    args: Arc::from([]),
+                };
+                let frame = Frame::Call(call.clone());
+                match recursive_reference(&frame, &call, site) {
+                    Reference::Fresh => {}
+                    Reference::Itself(placeholder) => return Ok(placeholder),
+                    Reference::Unguarded(through) => {
+                        return Err(self.unguarded(&call, &through, span))
+                    }
+                }
+                let r2 = evaluating(frame, site, true, || self.eval(expr, &mut env));
+                let v = self.self_call_result(r2, &call, span)?;
                 self.name_process(Target::Let(r.clone(), idx), Vec::new(), v)
             }
             DefKind::Part { bind } => {

@@ -17,6 +17,7 @@ mod names;
 mod order;
 mod prefix_fields;
 mod program;
+mod recursion_sites;
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
@@ -32,6 +33,7 @@ use names::Local;
 pub use names::COMPRESSIONS;
 pub(crate) use order::dependency_order;
 pub(crate) use program::*;
+pub(crate) use recursion_sites::Site;
 
 pub(super) type CResult<T> = Result<T, RawError>;
 
@@ -302,5 +304,6 @@ pub(crate) fn check(decls: &[Decl], prelude: &[Decl]) -> CResult<Program> {
         }
     }
     p.order = dependency_order(&p.decl_refs);
+    recursion_sites::record_sites(&mut p);
     Ok(p)
 }

@@ -10,6 +10,7 @@ use crate::csp::syntax::source::Span;
 use crate::csp::value::Builtin;
 
 use super::order::DeclGroup;
+use super::recursion_sites::Site;
 
 /// What a top-level name denotes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -144,6 +145,9 @@ pub(crate) struct Program {
     /// The declarations of `decl_refs` in dependency order, grouped into strongly connected
     /// components (see [`super::dependency_order`]).
     pub order: Vec<DeclGroup>,
+    /// The names and calls written in transparent or tail positions of their definition's
+    /// body, by expression id (see [`super::recursion_sites`]); every other one is opaque.
+    pub sites: HashMap<u32, Site>,
 }
 
 /// An assertion of the script: its body, or the error that stops it from being checked.
