@@ -558,8 +558,11 @@ fn index_children<X>(s: &mut Scratch<X>, bs: usize, n: usize) {
         for i in lo..hi {
             s.index.push((s.moves[i as usize].label, i));
         }
-        // (label, move) pairs are distinct: moves of one label stay in their order.
-        s.index[start..].sort_unstable();
+        // (label, move) pairs are distinct: moves of one label stay in their order. A leaf's
+        // moves usually come sorted by label already: checking costs less than sorting.
+        if !s.index[start..].is_sorted() {
+            s.index[start..].sort_unstable();
+        }
         s.index_of.push(Some((start as u32, s.index.len() as u32)));
     }
 }
