@@ -121,6 +121,8 @@ fn terminated() -> Proc {
 fn is_terminated(p: &Proc) -> bool {
     match p.node() {
         ProcNode::IntChoice(ps) => ps.is_empty(),
+        // the terminated operand of a parallel of a timed section (it still lets time pass)
+        ProcNode::Timed(t) => matches!(**t, TimedProc::Terminated(_)),
         ProcNode::Interleave(ps) | ProcNode::Parallel(_, ps) => ps.iter().all(is_terminated),
         ProcNode::AlphaParallel(cs) => cs.iter().all(|(_, q)| is_terminated(q)),
         ProcNode::Link(l, _, r) => is_terminated(l) && is_terminated(r),
@@ -144,13 +146,18 @@ fn is_parallel(p: &Proc) -> bool {
 /// operand's ✓ is a tau to Ω, and an operand at Ω offers ✓ (standing for "has terminated").
 fn operand_moves(p: &Proc, moves: Vec<(Ev, OState)>) -> Vec<(Ev, OState)> {
     if is_terminated(p) {
-        return vec![(Ev::Tick, OState::Proc(p.clone()))];
+        // ✓ together with the others; a terminated operand of a timed section keeps its tock
+        let mut out = vec![(Ev::Tick, OState::Proc(p.clone()))];
+        out.extend(moves.into_iter().filter(|(e, _)| *e != Ev::Tick));
+        return out;
     }
     moves
         .into_iter()
-        .map(|(e, s)| match e {
-            Ev::Tick => (Ev::Tau, OState::Proc(terminated())),
-            e => (e, s),
+        .map(|(e, s)| match (e, s) {
+            // (an operand of a timed parallel terminates into its own terminated state)
+            (Ev::Tick, OState::Proc(q)) if is_terminated(&q) => (Ev::Tau, OState::Proc(q)),
+            (Ev::Tick, _) => (Ev::Tau, OState::Proc(terminated())),
+            (e, s) => (e, s),
         })
         .collect()
 }
@@ -264,6 +271,9 @@ impl<'a> Oracle<'a> {
                 )),
                 TimedProc::Priority(tock, q) => {
                     timed(TimedProc::Priority(tock.clone(), self.norm(q, stack)?))
+                }
+                TimedProc::Operand(tock, q) => {
+                    timed(TimedProc::Operand(tock.clone(), self.norm(q, stack)?))
                 }
                 _ => p.clone(),
             },
@@ -550,6 +560,19 @@ impl<'a> Oracle<'a> {
                     }
                 }
             }
+            // tick-tock termination in a timed parallel: the operand's ✓ leaves a process that
+            // agrees to every tock (and counts as terminated for the parallel's own ✓)
+            TimedProc::Operand(tock, q) => {
+                for (e, s) in self.moves(q)? {
+                    match e {
+                        Ev::Tick => {
+                            out.push((Ev::Tick, P(timed(TimedProc::Terminated(tock.clone())))))
+                        }
+                        e => out.push((e, P(timed(TimedProc::Operand(tock.clone(), p_of(&s)))))),
+                    }
+                }
+            }
+            TimedProc::Terminated(tock) => out.push((ev(tock), P(p.clone()))),
             TimedProc::Priority(tock, q) => {
                 let moves = self.moves(q)?;
                 let urgent = moves.iter().any(|(e, _)| matches!(e, Ev::Tau | Ev::Tick));

@@ -126,6 +126,14 @@ impl Evaluator {
             return;
         }
         let sub = |s: &mut String, q: &Proc| {
+            // An operand of a timed parallel is printed as written (`csp::eval::timed`).
+            let q = match q.node() {
+                ProcNode::Timed(t) => match &**t {
+                    TimedProc::Operand(_, inner) => inner,
+                    _ => q,
+                },
+                _ => q,
+            };
             let simple = matches!(
                 q.node(),
                 ProcNode::Stop | ProcNode::Skip | ProcNode::Call(_)

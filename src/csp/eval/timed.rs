@@ -12,7 +12,16 @@
 //! - the replicated `[]`, `|||`, `[|A|]` and `||` follow the binary forms, and are `TSTOP`
 //!   over no processes; the replicated `;` over no processes is `TSKIP`;
 //! - `timed_priority(P)` is `prioritise(P, <{}, {tock}>)`: `tock` only where `P` can do
-//!   neither tau nor ✓ (FDR applies it only where the script writes it).
+//!   neither tau nor ✓ (FDR applies it only where the script writes it);
+//! - an operand of a parallel of a section that has terminated still agrees to `tock` while
+//!   the other operands go on ([`TimedProc::Operand`], [`TimedProc::Terminated`]): time does
+//!   not stop when one side of `P ||| Q` ends. libcspm translates the parallel to a plain
+//!   `[|{tock}|]`, which alone would leave the terminated side as Ω, refusing `tock`; but FDR's
+//!   runs of the RoboChart models (each state machine writes `State [| X |] SKIP` in its
+//!   section, and FDR 4.2.7 shows `tock` after that `SKIP` has terminated under
+//!   `timed_priority`) and the tick-tock semantics of Baxter, Ribeiro and Cavalcanti
+//!   ("Sound reasoning in tock-CSP", 2022: "implicit tocks allowed after termination") both
+//!   let time pass there. Parallels written outside a section keep the untimed rule.
 //!
 //! The processes are [`TimedProc`] nodes; their firing rules are in `csp::process::timed`.
 
@@ -29,6 +38,16 @@ pub(super) fn delay(tock: Value, n: i64, p: Proc) -> Proc {
 
 fn timed(t: TimedProc) -> Proc {
     Proc::new(ProcNode::Timed(Arc::new(t)))
+}
+
+/// `p` as an operand of a parallel of a timed section: its termination lets time pass.
+fn operand(tock: &Value, p: Proc) -> Proc {
+    timed(TimedProc::Operand(tock.clone(), p))
+}
+
+/// The operands `ps` of a parallel of a timed section.
+fn operands(tock: &Value, ps: Vec<Proc>) -> Vec<Proc> {
+    ps.into_iter().map(|p| operand(tock, p)).collect()
 }
 
 /// `set ∪ {tock}`.
@@ -146,7 +165,7 @@ impl Evaluator {
                 if *op == ProcOp::ExtChoice {
                     timed(TimedProc::SyncChoice(tocks, operands))
                 } else {
-                    Proc::new(ProcNode::Parallel(tocks, operands))
+                    Proc::new(ProcNode::Parallel(tocks, self::operands(tock, operands)))
                 }
             }
             K::Proc(ProcOp::Interrupt, a, b) => {
@@ -158,7 +177,10 @@ impl Evaluator {
                 let pp = self.eval_proc(p, env)?;
                 let set = self.event_set(a, env)?;
                 let pq = self.eval_proc(q, env)?;
-                Proc::new(ProcNode::Parallel(with_tock(&set, tock), vec![pp, pq]))
+                Proc::new(ProcNode::Parallel(
+                    with_tock(&set, tock),
+                    vec![operand(tock, pp), operand(tock, pq)],
+                ))
             }
             K::AlphaParallel(p, a, b, q) => {
                 let pp = self.eval_proc(p, env)?;
@@ -166,8 +188,8 @@ impl Evaluator {
                 let sb = self.event_set(b, env)?;
                 let pq = self.eval_proc(q, env)?;
                 Proc::new(ProcNode::AlphaParallel(vec![
-                    (with_tock(&sa, tock), pp),
-                    (with_tock(&sb, tock), pq),
+                    (with_tock(&sa, tock), operand(tock, pp)),
+                    (with_tock(&sb, tock), operand(tock, pq)),
                 ]))
             }
             K::SetProc(op, p, a, q) => {
@@ -220,7 +242,7 @@ impl Evaluator {
         self.for_each(stmts, env, &mut |s, env| {
             let p = s.eval_proc(body, env)?;
             if let RepOp::AlphaParallel(a) = op {
-                alphas.push((with_tock(&s.event_set(a, env)?, tock), p));
+                alphas.push((with_tock(&s.event_set(a, env)?, tock), operand(tock, p)));
             } else {
                 procs.push(p);
             }
@@ -240,10 +262,11 @@ impl Evaluator {
             RepOp::AlphaParallel(_) => Proc::new(ProcNode::AlphaParallel(alphas)),
             _ if procs.is_empty() => stop(),
             RepOp::ExtChoice => timed(TimedProc::SyncChoice(tocks(), procs)),
-            RepOp::Interleave => Proc::new(ProcNode::Parallel(tocks(), procs)),
-            RepOp::Parallel(_) => {
-                Proc::new(ProcNode::Parallel(shared.unwrap_or_else(tocks), procs))
-            }
+            RepOp::Interleave => Proc::new(ProcNode::Parallel(tocks(), operands(tock, procs))),
+            RepOp::Parallel(_) => Proc::new(ProcNode::Parallel(
+                shared.unwrap_or_else(tocks),
+                operands(tock, procs),
+            )),
             RepOp::SyncExtChoice(_) => {
                 timed(TimedProc::SyncChoice(shared.unwrap_or_else(tocks), procs))
             }
@@ -304,8 +327,10 @@ impl Evaluator {
     /// traversals of process terms).
     pub fn timed_parts(&self, t: &TimedProc) -> Result<Vec<Proc>, CspError> {
         Ok(match t {
-            TimedProc::Stop(_) | TimedProc::Skip(_) => Vec::new(),
-            TimedProc::Delay(_, _, p) | TimedProc::Priority(_, p) => vec![p.clone()],
+            TimedProc::Stop(_) | TimedProc::Skip(_) | TimedProc::Terminated(_) => Vec::new(),
+            TimedProc::Delay(_, _, p) | TimedProc::Priority(_, p) | TimedProc::Operand(_, p) => {
+                vec![p.clone()]
+            }
             TimedProc::Prefix(c, header) => self
                 .timed_prefix_transitions(c, header)?
                 .into_iter()
@@ -368,6 +393,9 @@ impl Evaluator {
                 s.push_str("+\\ ");
                 sub(s, q);
             }
+            // Transparent: the operand is printed as written.
+            TimedProc::Operand(_, p) => self.write_proc(s, p, depth),
+            TimedProc::Terminated(_) => s.push('Ω'),
             TimedProc::Priority(_, p) => {
                 s.push_str("timed_priority(");
                 self.write_proc(s, p, depth + 1);

@@ -628,4 +628,13 @@ pub enum TimedProc {
     /// `timed_priority(P)`: `P` where `tock` is possible only in states with no tau and no
     /// ✓ (maximal progress; FDR's `prioritise(P, <{}, {tock}>)`).
     Priority(Value, Proc),
+    /// An operand `P` of a parallel written in a timed section (`|||`, `[|A|]`, `[A||B]` and
+    /// their replicated forms): `P`, except that its ✓ leaves [`TimedProc::Terminated`]
+    /// instead of Ω, so that time still passes once it has terminated.
+    Operand(Value, Proc),
+    /// A terminated operand of a parallel of a timed section: like Ω it waits for the other
+    /// operands to terminate (the parallel's distributed termination), and it agrees to every
+    /// `tock` meanwhile (the tick-tock reading of termination in parallel, which FDR's
+    /// timed sections show; see `csp::eval::timed`).
+    Terminated(Value),
 }

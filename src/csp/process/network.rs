@@ -378,22 +378,25 @@ fn is_synchronised(sync: &Option<Arc<(EventSet, LabelSet)>>, l: Label) -> bool {
 /// together — the parallel's termination — happens once all have terminated. An operand that
 /// is itself a parallel counts as terminated as soon as all its own operands have (FDR's rules
 /// take one more tau, from there to Ω: the behaviour is the same in every model, the state
-/// count one less per such step). `moves` are the
-/// operand's own (labels in canonical order); `terminated` says whether it is Ω. The result
-/// keeps the canonical order: labels are ordered by `cmp`, and moves of one label keep their
-/// relative order.
+/// count one less per such step). A terminated operand keeps its moves other than ✓: Ω has
+/// none, and the terminated operand of a parallel of a timed section (`tΩ`) agrees to `tock`
+/// (`csp::process::timed`). `moves` are the operand's own (labels in canonical order);
+/// `terminated` says whether it has terminated. The result keeps the canonical order: labels
+/// are ordered by `cmp`, and moves of one label keep their relative order.
 pub(crate) fn distributed_termination<T: Copy>(
     moves: &[(Label, T)],
     terminated: Option<T>,
     cmp: impl Fn(Label, Label) -> std::cmp::Ordering,
 ) -> Vec<(Label, T)> {
-    if let Some(omega) = terminated {
-        return vec![(TICK, omega)];
-    }
-    let mut out: Vec<(Label, T)> = moves
-        .iter()
-        .map(|&(l, t)| (if l == TICK { TAU } else { l }, t))
-        .collect();
+    let mut out: Vec<(Label, T)> = match terminated {
+        Some(omega) => std::iter::once((TICK, omega))
+            .chain(moves.iter().copied().filter(|&(l, _)| l != TICK))
+            .collect(),
+        None => moves
+            .iter()
+            .map(|&(l, t)| (if l == TICK { TAU } else { l }, t))
+            .collect(),
+    };
     out.sort_by(|a, b| cmp(a.0, b.0));
     out
 }

@@ -235,7 +235,9 @@ impl Semantics {
             | Op::TPrefix
             | Op::SyncExt
             | Op::SyncInt
-            | Op::TPrio => self.fire_timed(sec, t, op, depth, out)?,
+            | Op::TPrio
+            | Op::TOperand
+            | Op::TOmega => self.fire_timed(sec, t, op, depth, out)?,
             Op::Compressed => self.fire_compressed(sec, t, out)?,
             Op::Chase => self.fire_chase(sec, t, depth, out)?,
             Op::Exception | Op::Prio => self.fire_priority_ops(sec, t, op, depth, out)?,
@@ -299,13 +301,14 @@ impl Semantics {
     }
 }
 
-/// Whether `t` has terminated as an operand of a parallel: Ω, or a parallel (perhaps hidden or
-/// renamed) whose operands have all terminated, as in a network (FDR's rules take one more
-/// tau from the latter to Ω; see `network::distributed_termination`).
+/// Whether `t` has terminated as an operand of a parallel: Ω (or `tΩ`, the terminated operand
+/// of a parallel of a timed section), or a parallel (perhaps hidden or renamed) whose operands
+/// have all terminated, as in a network (FDR's rules take one more tau from the latter to Ω;
+/// see `network::distributed_termination`).
 pub(crate) fn is_terminated(t: TermRef<'_>) -> bool {
     let op = Op::of(t);
     match op {
-        Op::Omega => true,
+        Op::Omega | Op::TOmega => true,
         Op::Interleave | Op::Parallel | Op::AlphaParallel | Op::Link => {
             process_positions(op, t.arity())
                 .into_iter()

@@ -50,7 +50,11 @@ const ARG_LABEL: u32 = 3;
 
 /// Whether argument `i` of a term of `op` is a label.
 fn is_label(op: Op, i: usize) -> bool {
-    i == 0 && matches!(op, Op::TStop | Op::TSkip | Op::Delay | Op::TPrio)
+    i == 0
+        && matches!(
+            op,
+            Op::TStop | Op::TSkip | Op::Delay | Op::TPrio | Op::TOperand | Op::TOmega
+        )
 }
 
 pub(super) fn unwritable() -> NoCanonicalEncoding {

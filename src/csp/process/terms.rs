@@ -103,6 +103,10 @@ pub(crate) enum Op {
     SyncInt,
     /// `tprio(L, P)`: `timed_priority(P)`.
     TPrio,
+    /// `toperand(L, P)`: `P` as an operand of a parallel of a timed section.
+    TOperand,
+    /// `tΩ(L)`: a terminated operand of a parallel of a timed section (it agrees to `L`).
+    TOmega,
     /// `compress(k, s)`: state `s` of compressed process `k` (see `compress.rs`).
     Compressed,
     /// `[|A|>(k, P, lazy)`: exception (see `priority.rs`, as the one below).
@@ -115,7 +119,7 @@ pub(crate) enum Op {
     Chase,
 }
 
-const NAMES: [(&str, Op); 28] = [
+const NAMES: [(&str, Op); 30] = [
     ("STOP", Op::Stop),
     ("SKIP", Op::Skip),
     ("Ω", Op::Omega),
@@ -144,6 +148,9 @@ const NAMES: [(&str, Op); 28] = [
     ("prio", Op::Prio),
     ("DIV", Op::Div),
     ("chase", Op::Chase),
+    // Last, so that the ranks of the operators before them stay as they were.
+    ("toperand", Op::TOperand),
+    ("tΩ", Op::TOmega),
 ];
 
 impl Op {
@@ -711,7 +718,9 @@ impl Encoding {
             | Op::TPrefix
             | Op::SyncExt
             | Op::SyncInt
-            | Op::TPrio => return self.timed_to_proc(t),
+            | Op::TPrio
+            | Op::TOperand
+            | Op::TOmega => return self.timed_to_proc(t),
             Op::Compressed => {
                 let entry = self.compressed.get(int_arg(t, 0));
                 ProcNode::Compressed(entry.0 .0, entry.0 .1.clone())

@@ -15,6 +15,10 @@
 //! - `tprio(L, P)`: `P`'s moves, except `L` where `P` can do tau or ✓ (maximal progress:
 //!   FDR's `prioritise(P, <{}, {tock}>)`, in which tau and ✓ have priority over the events of
 //!   the later sets and events in no set are unaffected).
+//! - `toperand(L, P)` (an operand of a parallel of a section): `P`'s moves, its ✓ going to
+//!   `tΩ(L)` instead of Ω (the parallel turns that ✓ into a tau, as for any operand).
+//! - `tΩ(L) -L-> tΩ(L)`: terminated (`semantics::is_terminated`), so the parallel counts it
+//!   as done for its own ✓, and it still agrees to `tock`.
 
 use crate::term::{TermId, TermRef};
 use crate::ts::{Label, TAU};
@@ -77,6 +81,11 @@ impl Encoding {
                 let l = sec.int(self.label_arg(tock)?);
                 mk(Op::TPrio, &[l, self.build(sec, q, path)?])
             }
+            TimedProc::Operand(tock, q) => {
+                let l = sec.int(self.label_arg(tock)?);
+                mk(Op::TOperand, &[l, self.build(sec, q, path)?])
+            }
+            TimedProc::Terminated(tock) => mk(Op::TOmega, &[sec.int(self.label_arg(tock)?)]),
         })
     }
 
@@ -100,6 +109,8 @@ impl Encoding {
                 TimedProc::SyncInterrupt(arg(1), self.sets.get(int_arg(t, 0)).0.clone(), arg(2))
             }
             Op::TPrio => TimedProc::Priority(event(0)?, arg(1)),
+            Op::TOperand => TimedProc::Operand(event(0)?, arg(1)),
+            Op::TOmega => TimedProc::Terminated(event(0)?),
             _ => return None,
         };
         Some(Proc::new(ProcNode::Timed(node.into())))
@@ -244,6 +255,20 @@ impl Semantics {
                     }
                 }
             }
+            Op::TOperand => {
+                let mut done = None;
+                for &(l, next) in self.transitions(sec, t.arg(1), depth)?.iter() {
+                    if l == TICK {
+                        let omega = *done.get_or_insert_with(|| {
+                            sec.create(Op::TOmega.symbol(1), &[t.arg(0)]).0.id()
+                        });
+                        out.push((TICK, omega));
+                    } else {
+                        out.push((l, with(&[(1, term(sec, next))])));
+                    }
+                }
+            }
+            Op::TOmega => out.push((int_arg(t, 0), t.id())),
             _ => return Err(internal("not a timed operator")),
         }
         Ok(())

@@ -482,6 +482,15 @@ fn write_timed(out: &mut Out, t: &TimedProc) -> Result<(), Unwritable> {
             write_value(out, v)?;
             write_proc(out, q)
         }
+        TimedProc::Operand(v, q) => {
+            out.push(7);
+            write_value(out, v)?;
+            write_proc(out, q)
+        }
+        TimedProc::Terminated(v) => {
+            out.push(8);
+            write_value(out, v)
+        }
     }
 }
 
@@ -782,6 +791,11 @@ fn read_timed(r: &mut Reader<'_>) -> Option<TimedProc> {
             let v = read_value(r)?;
             TimedProc::Priority(v, read_proc(r)?)
         }
+        7 => {
+            let v = read_value(r)?;
+            TimedProc::Operand(v, read_proc(r)?)
+        }
+        8 => TimedProc::Terminated(read_value(r)?),
         _ => return None,
     })
 }
