@@ -3,6 +3,9 @@
 //! parallel components, and the system the engines explore.
 
 mod chase;
+mod chase_net;
+#[cfg(test)]
+mod chase_tests;
 pub(crate) mod compress;
 pub(crate) mod describe;
 mod encoding;

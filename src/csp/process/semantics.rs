@@ -51,6 +51,10 @@ pub(crate) struct Semantics {
     compress_deps: DashMap<TermId, Arc<[u32]>, WordBuildHasher>,
     /// `compress_deps` is not empty.
     any_compress_deps: AtomicBool,
+    /// `chase` walks by firing every state as a term, as its first version did (the oracle of
+    /// the tests of `chase_net.rs`).
+    #[cfg(test)]
+    pub(super) chase_by_terms: bool,
 }
 
 /// Sorts transitions by label then target in the canonical order of terms
@@ -78,7 +82,14 @@ impl Semantics {
             leaf_cache: LeafCache::default(),
             compress_deps: DashMap::with_hasher(Default::default()),
             any_compress_deps: AtomicBool::new(false),
+            #[cfg(test)]
+            chase_by_terms: false,
         }
+    }
+
+    /// Whether the transitions of `t` are memoised.
+    pub(super) fn is_memoised(&self, t: TermRef<'_>) -> bool {
+        self.memo.contains_key(&t.id())
     }
 
     /// Calls `visit` on every term the memo tables hold.
@@ -323,7 +334,7 @@ pub(crate) fn is_terminated(t: TermRef<'_>) -> bool {
 }
 
 /// The argument positions of the operands of a static operator, in leaf order.
-fn process_positions(op: Op, arity: usize) -> Vec<usize> {
+pub(super) fn process_positions(op: Op, arity: usize) -> Vec<usize> {
     match op {
         Op::Interleave => (0..arity).collect(),
         Op::Parallel | Op::AlphaParallel => (1..arity).collect(),

@@ -23,11 +23,13 @@ use super::terms::{Encoding, Op, STACK_RED_ZONE, STACK_SEGMENT};
 const MEMO_PAIRS: usize = 1 << 17;
 
 /// The order of pairs of nested terms, on one thread, valid while no garbage collection has
-/// run since it was filled (until then an address stands for one term).
+/// run since it was filled (until then an address stands for one term). A pair is kept with
+/// the [`Encoding::number`] of the encoding that ordered it: in another encoding, the same
+/// terms may stand for other processes.
 struct PairMemo {
     /// The term table's collection count when the memo was filled.
     collections: u64,
-    order: HashMap<(TermId, TermId), Ordering, WordBuildHasher>,
+    order: HashMap<(u64, TermId, TermId), Ordering, WordBuildHasher>,
 }
 
 thread_local! {
@@ -99,7 +101,7 @@ impl Encoding {
         if x.arity() == 0 || y.arity() == 0 {
             return self.cmp_distinct(x, y);
         }
-        let key = (x.id(), y.id());
+        let key = (self.number, x.id(), y.id());
         if let Some(order) = MEMO.with(|m| m.borrow().order.get(&key).copied()) {
             return order;
         }

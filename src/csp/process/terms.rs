@@ -311,7 +311,14 @@ pub(crate) struct Encoding {
     /// process, firing a term, exploring a process to compress it); the run using the system
     /// sets it (see `CspSystem::set_stop`, and `stop_poll.rs`).
     pub(crate) stop: parking_lot::Mutex<crate::explore::StopSignal>,
+    /// A number no other encoding of the run has: the same term stands for different processes
+    /// in two encodings (their tables number prefixes, sets, ... in the order met), so the
+    /// memo of the canonical order of terms (`term_order.rs`) holds for one encoding only.
+    pub(super) number: u64,
 }
+
+/// The number of the next encoding made ([`Encoding::number`]).
+static NEXT_ENCODING: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// Per-activation bookkeeping: the lazy processes being activated on this path (to find
 /// unguarded recursion) and the nesting depth.
@@ -346,6 +353,8 @@ impl Encoding {
             activated: DashMap::default(),
             omega: OnceLock::new(),
             stop: parking_lot::Mutex::new(crate::explore::StopSignal::new()),
+            // Ordering: Relaxed; only the uniqueness of the numbers matters.
+            number: NEXT_ENCODING.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         })
     }
 
