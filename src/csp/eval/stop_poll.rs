@@ -11,7 +11,6 @@ use super::*;
 use crate::csp::process::stop_poll::{look_due, POLL_WORK};
 use crate::explore::StopSignal;
 
-
 /// Values a set or sequence being built is extended by between two looks at the signal.
 pub(super) const POLL_CHUNK: usize = 1 << 16;
 
