@@ -451,3 +451,47 @@ fn ten_thousand_deep_synchronised_chains_take_little_memory() {
         assert!(r.peak < GIB / 4, "{name}: peak {} MB", r.peak >> 20);
     }
 }
+
+/// fuzz14, grammar case 73 (seed 0x5EED14): `(STOP /\ STOP)` nested 20,000 deep to the left;
+/// also `[|{a}|>` and `[{a} || {a}]`. Each deadlocks at once, but the counterexample's
+/// state was turned back into a process (to be shown) by a recursion as deep as its term
+/// (`Encoding::to_proc`, `NetNode::to_proc`), on the main thread's stack: a stack overflow,
+/// signal 6. It now recurses on a stack grown as needed: the verdict, in little time.
+#[test]
+fn twenty_thousand_deep_chains_are_explained_without_a_stack_overflow() {
+    let depth = 20_000;
+    let mut failures = Vec::new();
+    for (name, op) in [
+        ("interrupt", "/\\"),
+        ("exception", "[|{a}|>"),
+        ("alphabetised", "[{a} || {a}]"),
+    ] {
+        let body = format!(
+            "{}STOP{}",
+            "(".repeat(depth),
+            format!(" {op} STOP)").repeat(depth)
+        );
+        let r = check_script(
+            &format!("explained_{name}_chain.csp"),
+            &format!("channel a, b\nP = {body}\nassert P :[deadlock free]\n"),
+            &[
+                "--max-states",
+                "20000",
+                "--timeout",
+                "5",
+                "--max-memory",
+                "1G",
+            ],
+        );
+        // The deadlock is real (every operand is STOP): a verdict, with its state.
+        if r.code != Some(1) || !r.stdout.contains("then deadlock") {
+            failures.push(format!(
+                "{name}: exit {:?}: {}{}",
+                r.code, r.stdout, r.stderr
+            ));
+        } else if r.took > Duration::from_secs(20) {
+            failures.push(format!("{name}: took {:?}", r.took));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
