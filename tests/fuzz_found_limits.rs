@@ -451,3 +451,85 @@ fn ten_thousand_deep_synchronised_chains_take_little_memory() {
         assert!(r.peak < GIB / 4, "{name}: peak {} MB", r.peak >> 20);
     }
 }
+
+/// fuzz14, grammar case 73 (seed 0x5EED14): `(STOP /\ STOP)` nested 20,000 deep to the left;
+/// also `[|{a}|>` and `[{a} || {a}]`. Each deadlocks at once, but the counterexample's
+/// state was turned back into a process (to be shown) by a recursion as deep as its term
+/// (`Encoding::to_proc`, `NetNode::to_proc`), on the main thread's stack: a stack overflow,
+/// signal 6. It now recurses on a stack grown as needed: the verdict, in little time.
+#[test]
+fn twenty_thousand_deep_chains_are_explained_without_a_stack_overflow() {
+    let depth = 20_000;
+    let mut failures = Vec::new();
+    for (name, op) in [
+        ("interrupt", "/\\"),
+        ("exception", "[|{a}|>"),
+        ("alphabetised", "[{a} || {a}]"),
+    ] {
+        let body = format!(
+            "{}STOP{}",
+            "(".repeat(depth),
+            format!(" {op} STOP)").repeat(depth)
+        );
+        let r = check_script(
+            &format!("explained_{name}_chain.csp"),
+            &format!("channel a, b\nP = {body}\nassert P :[deadlock free]\n"),
+            &[
+                "--max-states",
+                "20000",
+                "--timeout",
+                "5",
+                "--max-memory",
+                "1G",
+            ],
+        );
+        // The deadlock is real (every operand is STOP): a verdict, with its state.
+        if r.code != Some(1) || !r.stdout.contains("then deadlock") {
+            failures.push(format!(
+                "{name}: exit {:?}: {}{}",
+                r.code, r.stdout, r.stderr
+            ));
+        } else if r.took > Duration::from_secs(20) {
+            failures.push(format!("{name}: took {:?}", r.took));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// fuzz11-14's open case: `/\` and `[>` chains 10,000 long (`STOP /\ a -> STOP /\ …`, left
+/// nested). Their first state has 10,000 successors, each a new chain as long as the part
+/// of the chain above the event fired; every nested term's moves are sorted and memoised, so
+/// the first state alone costs about 5·10^7 term creations and the next level about 1.7·10^11
+/// memoised moves (counted from the firing rules; measured before fuzz14, `--timeout 20`: 200 links 0.1 s user, 400 links 1.2 s user
+/// and 213 MB, 1,000 links past the time limit). Not made linear yet: each run must end by
+/// its time limit (or its memory limit, or a verdict) within a second or so of it.
+#[test]
+fn interrupt_and_sliding_choice_chains_end_at_their_time_limit() {
+    let n = 10_000;
+    for (name, op) in [("interrupt", "/\\"), ("sliding_choice", "[>")] {
+        let r = check_script(
+            &format!("limited_{name}_chain.csp"),
+            &format!(
+                "channel a\nP = STOP{}\nassert P :[deadlock free]\n",
+                format!(" {op} a -> STOP").repeat(n)
+            ),
+            &["--json", "--timeout", "2", "--max-memory", "1G"],
+        );
+        assert!(matches!(r.code, Some(1 | 2)), "{name}: {}", r.stderr);
+        let a = &first_assertion(&r);
+        if a["verdict"] == "stopped" {
+            assert_eq!(a["holds"], serde_json::Value::Null, "{name}: {a}");
+            assert!(
+                a["stopped"] == "time-limit" || a["stopped"] == "memory-limit",
+                "{name}: {a}"
+            );
+        }
+        let seconds = a["seconds"].as_f64().expect("seconds");
+        assert!(seconds < 4.0, "{name}: {a}");
+        assert!(
+            r.took < Duration::from_secs(20),
+            "{name}: took {:?}",
+            r.took
+        );
+    }
+}

@@ -135,10 +135,25 @@ impl<'a, T: TransitionSystem> DivergenceMemo<'a, T> {
         }
     }
 
+    /// A memo table that cannot grow is over the run's memory (an allocation that fails under
+    /// an address-space bound, or one larger than the memory left): the search's stop signal
+    /// is raised with [`StopReason::MemoryLimit`], and it ends as stopped, with its
+    /// statistics, never with an abort. Meanwhile the answers, found without the memo, stay
+    /// right.
+    #[cold]
+    fn note_memory_failure(&self) {
+        self.stop.stop(StopReason::MemoryLimit);
+    }
+
     fn known(&self, number: u64) -> u64 {
         match &self.memo {
             Memo::Numbered(memo) => {
-                let word = &memo.get_or_alloc(number / 32)[0];
+                let Ok(group) = memo.try_get_or_alloc(number / 32) else {
+                    // Not known: the search goes on without the memo, correct, until the stop.
+                    self.note_memory_failure();
+                    return 0;
+                };
+                let word = &group[0];
                 // Ordering: Relaxed; the bits are facts about the state, valid whoever wrote
                 // them.
                 (word.load(Ordering::Relaxed) >> (2 * (number % 32))) & 3
@@ -161,7 +176,12 @@ impl<'a, T: TransitionSystem> DivergenceMemo<'a, T> {
     fn remember(&self, number: u64, diverges: bool) {
         match &self.memo {
             Memo::Numbered(memo) => {
-                let word = &memo.get_or_alloc(number / 32)[0];
+                let Ok(group) = memo.try_get_or_alloc(number / 32) else {
+                    // Not remembered: asked again, it is found again.
+                    self.note_memory_failure();
+                    return;
+                };
+                let word = &group[0];
                 let bits = if diverges { DIVERGES } else { CONVERGES };
                 // Ordering: Relaxed; see `known`.
                 word.fetch_or(bits << (2 * (number % 32)), Ordering::Relaxed);
@@ -271,5 +291,36 @@ impl<'a, T: TransitionSystem> DivergenceMemo<'a, T> {
             }
         }
         t.div[0]
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::lts::Lts;
+
+    /// 0 -tau-> 1 -tau-> 2 -tau-> 1 (a cycle), 3 -tau-> 4 (no cycle).
+    fn taus() -> Lts {
+        let names = vec!["tau".into(), "a".into()];
+        let edges = [(0, 0, 1), (1, 0, 2), (2, 0, 1), (3, 0, 4), (0, 1, 3)];
+        Lts::from_transitions(0, 5, names, &edges)
+    }
+
+    #[test]
+    fn a_memo_that_cannot_grow_stops_the_search_by_the_memory_limit_with_right_answers() {
+        let lts = taus();
+        let stop = StopSignal::new();
+        let mut memo = DivergenceMemo::new(&lts, stop.clone());
+        // Groups of 2^50 words: the first segment is 2^64 bytes, more than any address space.
+        memo.memo = Memo::Numbered(Box::new(Segmented::new(1 << 50)));
+        let answers: Vec<bool> = (0..5).map(|s| memo.diverges(&s)).collect();
+        assert_eq!(stop.reason(), Some(StopReason::MemoryLimit));
+        // The answers asked before the stop was seen are those of a memo that grows.
+        let growing_stop = StopSignal::new();
+        let growing = DivergenceMemo::new(&lts, growing_stop.clone());
+        let expected: Vec<bool> = (0..5).map(|s| growing.diverges(&s)).collect();
+        assert_eq!(expected, [true, true, true, false, false]);
+        assert_eq!(answers, expected);
+        assert!(!growing_stop.is_raised());
     }
 }

@@ -23,8 +23,8 @@ use super::revivals::admissible_union;
 use super::shared_normal::SharedNormalForm;
 use super::Model;
 use crate::explore::index::Segmented;
-use crate::explore::StopSignal;
 use crate::explore::{Driven, Found};
+use crate::explore::{StopReason, StopSignal};
 use crate::sync::shim::AtomicU64;
 use crate::ts::{Label, TransitionSystem, TAU};
 
@@ -98,6 +98,9 @@ pub(crate) struct Product<'a, I: TransitionSystem> {
     /// up yet).
     event_of: Segmented<AtomicU64>,
     divergence: DivergenceMemo<'a, I>,
+    /// The search's stop signal: raised with [`StopReason::MemoryLimit`] when a table of the
+    /// product or of its normal form cannot grow.
+    stop: StopSignal,
 }
 
 impl<'a, I: TransitionSystem> Product<'a, I> {
@@ -116,6 +119,7 @@ impl<'a, I: TransitionSystem> Product<'a, I> {
             spec_events,
             event_of: Segmented::new(1),
             divergence: DivergenceMemo::new(imp, stop.clone()),
+            stop: stop.clone(),
         }
     }
 
@@ -140,12 +144,28 @@ impl<'a, I: TransitionSystem> Product<'a, I> {
         if label == TAU {
             return (TAU, false);
         }
-        let cell = &self.event_of.get_or_alloc(label as u64)[0];
+        let Ok(group) = self.event_of.try_get_or_alloc(label as u64) else {
+            // The table cannot grow: the run is over its memory (an allocation that fails
+            // under an address-space bound, or one larger than the memory left). It stops by
+            // the memory limit, with its statistics, never with an abort; meanwhile the label
+            // is looked up without the table.
+            self.stop.stop(StopReason::MemoryLimit);
+            return self.look_up(label);
+        };
+        let cell = &group[0];
         // Ordering: Relaxed; the value is a function of the label, whoever stores it.
         let known = cell.load(Ordering::Relaxed);
         if known != 0 {
             return ((known as u32).wrapping_sub(1), known & TICK_BIT != 0);
         }
+        let (event, tick) = self.look_up(label);
+        let bits = event.wrapping_add(1) as u64 | if tick { TICK_BIT } else { 0 };
+        cell.store(bits, Ordering::Relaxed);
+        (event, tick)
+    }
+
+    /// [`Product::classify`] by the label's name, without the table.
+    fn look_up(&self, label: Label) -> (u32, bool) {
         let name = self.imp.label_name(label);
         let tick = name == TICK;
         let event = self
@@ -154,8 +174,6 @@ impl<'a, I: TransitionSystem> Product<'a, I> {
             .get(&name)
             .copied()
             .unwrap_or(FOREIGN);
-        let bits = event.wrapping_add(1) as u64 | if tick { TICK_BIT } else { 0 };
-        cell.store(bits, Ordering::Relaxed);
         (event, tick)
     }
 
@@ -198,6 +216,11 @@ impl<I: TransitionSystem> Driven for Product<'_, I> {
         emit: &mut dyn FnMut(Label, Self::State),
     ) -> Option<Found<ProductWitness>> {
         let (set, ref state) = *pair;
+        if self.nf.short_of_memory() {
+            // See `SharedNormalForm::short_of_memory`: the answers stay right until the
+            // search sees the stop.
+            self.stop.stop(StopReason::MemoryLimit);
+        }
         if self.model.observes_revivals() {
             return self.expand_revivals(set, state, emit);
         }
@@ -321,5 +344,49 @@ impl<I: TransitionSystem> Product<'_, I> {
             }
         }
         violation.map(Found::AtStep)
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::lts::Lts;
+
+    #[test]
+    fn a_label_table_that_cannot_grow_stops_by_the_memory_limit_with_right_events() {
+        let spec = Lts::from_transitions(0, 2, vec!["tau".into(), "a".into()], &[(0, 1, 1)]);
+        // The implementation's labels: b (not the specification's), then a.
+        let imp_names = vec!["tau".into(), "b".into(), "a".into()];
+        let imp = Lts::from_transitions(0, 2, imp_names, &[(0, 2, 1), (0, 1, 1)]);
+        let events = SpecEvents::new(spec.label_names());
+        let nf = SharedNormalForm::new(&spec, events.of_label.clone());
+        let (growing_stop, failing_stop) = (StopSignal::new(), StopSignal::new());
+        let growing = Product::new(&nf, &events, &imp, Model::Traces, &growing_stop);
+        let mut failing = Product::new(&nf, &events, &imp, Model::Traces, &failing_stop);
+        // Groups of 2^50 words: the first segment is 2^64 bytes, more than any address space.
+        failing.event_of = Segmented::new(1 << 50);
+        let expected = [(TAU, false), (FOREIGN, false), (1, false)];
+        for (label, want) in expected.into_iter().enumerate() {
+            assert_eq!(growing.classify(label as Label), want);
+            assert_eq!(failing.classify(label as Label), want);
+        }
+        assert_eq!(growing_stop.reason(), None);
+        assert_eq!(failing_stop.reason(), Some(StopReason::MemoryLimit));
+    }
+
+    #[test]
+    fn a_normal_form_short_of_memory_stops_the_product_by_the_memory_limit() {
+        let spec = Lts::from_transitions(0, 2, vec!["tau".into(), "a".into()], &[(0, 1, 1)]);
+        let events = SpecEvents::new(spec.label_names());
+        let nf = SharedNormalForm::new(&spec, events.of_label.clone());
+        let stop = StopSignal::new();
+        let product = Product::new(&nf, &events, &spec, Model::Traces, &stop);
+        let mut emitted = 0;
+        let initial = product.initial_state();
+        assert!(product.expand(&initial, &mut |_, _| emitted += 1).is_none());
+        assert_eq!((emitted, stop.reason()), (1, None));
+        nf.note_memory_failure();
+        assert!(product.expand(&initial, &mut |_, _| emitted += 1).is_none());
+        assert_eq!((emitted, stop.reason()), (2, Some(StopReason::MemoryLimit)));
     }
 }

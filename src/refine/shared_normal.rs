@@ -24,7 +24,7 @@ use crate::explore::index::Segmented;
 use crate::hash::{hash_u32_slice, WordBuildHasher};
 use crate::lts::Lts;
 use crate::sync::shim::AtomicU32 as ShimAtomicU32;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 /// Node ids by members (one shard of the index).
 type NodeIndex = HashMap<Box<[u32]>, u32, WordBuildHasher>;
@@ -82,6 +82,8 @@ pub(crate) struct SharedNormalForm<'a> {
     /// Allocated as states are met: a specification may declare many more states than it
     /// reaches.
     closure_node: Segmented<ShimAtomicU32>,
+    /// Set when `closure_node` could not grow (see [`SharedNormalForm::short_of_memory`]).
+    short_of_memory: AtomicBool,
     memo: SubsetMemo,
     initial: u32,
     /// Once [`SharedNormalForm::record_asked`] is called (a normal form made whole for a
@@ -111,6 +113,7 @@ impl<'a> SharedNormalForm<'a> {
                 .collect(),
             made: CachePadded::new(AtomicU32::new(0)),
             closure_node: Segmented::new(1),
+            short_of_memory: AtomicBool::new(false),
             memo: SubsetMemo::new(),
             initial: EMPTY_SET,
             asked: OnceLock::new(),
@@ -325,9 +328,32 @@ impl<'a> SharedNormalForm<'a> {
         }
     }
 
+    /// Whether a table of this normal form could not grow (an allocation that failed under
+    /// an address-space bound, or one larger than the memory left): the searches over it
+    /// stop by the memory limit, with their statistics, never with an abort (the normal form
+    /// itself stays right: it is made without the table).
+    pub(crate) fn short_of_memory(&self) -> bool {
+        // Ordering: Relaxed; a flag that publishes nothing (the search that reads it stops).
+        self.short_of_memory.load(Ordering::Relaxed)
+    }
+
+    #[cold]
+    pub(super) fn note_memory_failure(&self) {
+        // Ordering: Relaxed; see `short_of_memory`.
+        self.short_of_memory.store(true, Ordering::Relaxed);
+    }
+
     /// The node of the tau-closure of specification state `state`.
     fn closure_node_of(&self, state: u32) -> u32 {
-        let cell = &self.closure_node.get_or_alloc(state as u64)[0];
+        let Ok(group) = self.closure_node.try_get_or_alloc(state as u64) else {
+            // The table cannot grow: the run is over its memory (see
+            // [`SharedNormalForm::short_of_memory`]). The node, interned by its members, is
+            // the same without the table.
+            self.note_memory_failure();
+            let (members, divergent) = self.closure(std::iter::once(state));
+            return self.intern(members, divergent);
+        };
+        let cell = &group[0];
         // Ordering: Relaxed, both; the node id is published with the node (by its slot), and
         // whoever stores it stores the same id.
         match cell.load(Ordering::Relaxed) {
@@ -450,6 +476,25 @@ mod tests {
         assert_eq!(locate(1024), (1, 0));
         assert_eq!(locate(3071), (1, 2047));
         assert_eq!(locate(3072), (2, 0));
+    }
+
+    #[test]
+    fn a_closure_table_that_cannot_grow_is_a_memory_failure_not_an_abort() {
+        // 0 -a-> 1, 1 -tau-> 2, 0 -b-> 2, 2 -a-> 2
+        let names = vec!["tau".into(), "a".into(), "b".into()];
+        let spec =
+            Lts::from_transitions(0, 3, names, &[(0, 1, 1), (1, 0, 2), (0, 2, 2), (2, 1, 2)]);
+        let mut nf = SharedNormalForm::new(&spec, vec![0, 1, 2]);
+        // Groups of 2^50 words: the first segment is 2^64 bytes, more than any address space.
+        nf.closure_node = Segmented::new(1 << 50);
+        assert!(!nf.short_of_memory());
+        let init = nf.initial_set();
+        // `b` leads to the closure of the single state 2: made without the table, the same.
+        let after_b = nf.successor(init, 2);
+        assert!(nf.short_of_memory());
+        assert_eq!(nf.members(after_b), &[2]);
+        assert_eq!(nf.successor(after_b, 1), after_b);
+        assert_eq!(nf.members(nf.successor(init, 1)), &[1, 2]);
     }
 
     #[test]

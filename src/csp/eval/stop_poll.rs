@@ -8,17 +8,15 @@
 use std::cell::Cell;
 
 use super::*;
+use crate::csp::process::stop_poll::{look_due, POLL_WORK};
 use crate::explore::StopSignal;
-
-/// Units of work (values listed, generator items drawn) between two looks at the signal on a
-/// thread: a look takes a lock, and the watchdog raises the signal every few milliseconds.
-const POLL_WORK: usize = 4096;
 
 /// Values a set or sequence being built is extended by between two looks at the signal.
 pub(super) const POLL_CHUNK: usize = 1 << 16;
 
 thread_local! {
-    /// Work done on this thread since its last look at the signal.
+    /// Work done on this thread since its last look at the signal, by evaluations (units of
+    /// values listed, generator items drawn; counted by [`look_due`]).
     static WORK: Cell<usize> = const { Cell::new(0) };
 }
 
@@ -46,12 +44,7 @@ impl Evaluator {
     /// if the stop signal is raised when it is looked at (once per [`POLL_WORK`] units).
     #[inline]
     pub(super) fn poll_stop(&self, work: usize) -> EResult<()> {
-        let done = WORK.with(|w| {
-            let done = w.get().saturating_add(work);
-            w.set(if done >= POLL_WORK { 0 } else { done });
-            done
-        });
-        if done < POLL_WORK {
+        if !look_due(&WORK, work) {
             return Ok(());
         }
         match self.stop_reason() {

@@ -17,7 +17,7 @@ pub(crate) mod network;
 pub(crate) mod priority;
 pub(crate) mod semantics;
 pub(crate) mod shared_leaves;
-mod stop_poll;
+pub(crate) mod stop_poll;
 mod structural;
 mod successor_order;
 pub(crate) mod system;

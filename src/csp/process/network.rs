@@ -15,7 +15,7 @@ use crate::term::TermRef;
 use crate::ts::{Label, TAU};
 
 use super::labels::{Alphabets, LabelSet, LinkMap, RenameMap, TICK};
-use super::terms::{int_arg, Encoding, Op};
+use super::terms::{int_arg, Encoding, Op, STACK_RED_ZONE, STACK_SEGMENT};
 use crate::csp::error::{CspError, ErrorKind};
 use crate::csp::value::{EventRelation, EventSet, Proc, ProcNode};
 
@@ -238,6 +238,13 @@ impl NetNode {
 
     /// The process of this network with leaf `i` standing for `leaves[i]`.
     pub(crate) fn to_proc(&self, leaves: &[Proc]) -> Proc {
+        // A network nested thousands of operators deep recurses as deep: on a stack grown as
+        // needed.
+        stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || self.to_proc_here(leaves))
+    }
+
+    /// [`NetNode::to_proc`] on the current stack.
+    fn to_proc_here(&self, leaves: &[Proc]) -> Proc {
         let node = match self {
             NetNode::Leaf(i) => return leaves[*i as usize].clone(),
             NetNode::Parallel {

@@ -7,22 +7,37 @@
 #![forbid(unsafe_code)]
 
 use std::cell::Cell;
+use std::thread::LocalKey;
 
 use super::terms::Encoding;
 use crate::csp::error::{CspError, ErrorKind};
 use crate::explore::{IndexFull, StopReason};
 
-/// Units of work (terms built, moves computed) between two looks at the signal on a thread:
-/// a look takes a lock, and the watchdog raises the signal every few milliseconds at most.
-const POLL_WORK: usize = 4096;
+/// Units of work (terms built, moves computed, values listed) between two looks at the
+/// signal on a thread: a look takes a lock, and the watchdog raises the signal every few
+/// milliseconds at most.
+pub(crate) const POLL_WORK: usize = 4096;
 
 /// Words of successor keys a network writes between two looks at the signal (a look per
 /// state would cost more than a small network's expansion).
 pub(super) const POLL_WORDS: usize = 1 << 16;
 
 thread_local! {
-    /// Work done on this thread since its last look at the signal.
+    /// Work done on this thread since its last look at the signal, by the process's terms.
     static WORK: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Counts `work` units of work in `counter` (a thread's count since its last look at a stop
+/// signal) and says whether a look is due: once per [`POLL_WORK`] units, the count starting
+/// again from 0 after each look. Shared by the process's terms ([`Encoding::poll_stop`]) and
+/// the evaluator's long evaluations (`csp::eval::stop_poll`), each with its own counter.
+#[inline]
+pub(crate) fn look_due(counter: &'static LocalKey<Cell<usize>>, work: usize) -> bool {
+    counter.with(|w| {
+        let done = w.get().saturating_add(work);
+        w.set(if done >= POLL_WORK { 0 } else { done });
+        done >= POLL_WORK
+    })
 }
 
 impl Encoding {
@@ -30,12 +45,7 @@ impl Encoding {
     /// the run's stop signal is raised when it is looked at (once per [`POLL_WORK`] units).
     #[inline]
     pub(crate) fn poll_stop(&self, work: usize) -> Result<(), CspError> {
-        let done = WORK.with(|w| {
-            let done = w.get().saturating_add(work);
-            w.set(if done >= POLL_WORK { 0 } else { done });
-            done
-        });
-        if done < POLL_WORK {
+        if !look_due(&WORK, work) {
             return Ok(());
         }
         match self.stop.lock().reason() {

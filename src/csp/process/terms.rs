@@ -684,6 +684,13 @@ impl Encoding {
 
     /// The process a term stands for (`None` for Ω).
     pub(crate) fn to_proc(&self, t: TermRef<'_>) -> Option<Proc> {
+        // A term nested thousands of operators deep (a chain `(STOP /\ STOP) /\ …` 20,000
+        // long, shown in a counterexample) recurses as deep: on a stack grown as needed.
+        stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || self.to_proc_here(t))
+    }
+
+    /// [`Encoding::to_proc`] on the current stack.
+    fn to_proc_here(&self, t: TermRef<'_>) -> Option<Proc> {
         let procs = |from: usize| -> Vec<Proc> {
             t.args()
                 .skip(from)
