@@ -4,6 +4,7 @@
 
 mod chase;
 pub(crate) mod compress;
+mod construction;
 pub(crate) mod describe;
 mod encoding;
 mod growth;
