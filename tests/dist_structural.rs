@@ -371,8 +371,13 @@ fn a_run_killed_right_after_starting_again_with_wider_keys_resumes_with_the_same
     assert!(whole.stats.complete);
     assert!(whole.key_restarts >= 1, "the run started again");
     assert!(copied.load(std::sync::atomic::Ordering::SeqCst));
-    let parts = std::fs::read_dir(snapshot.join("process-0")).unwrap().count();
-    assert_eq!(parts, 1, "the narrower keys' part is kept after starting again");
+    let parts = std::fs::read_dir(snapshot.join("process-0"))
+        .unwrap()
+        .count();
+    assert_eq!(
+        parts, 1,
+        "the narrower keys' part is kept after starting again"
+    );
     let resumed = run(persistence(None, Some(snapshot.clone())), None);
     assert!(resumed.stats.complete);
     assert_eq!(resumed.stats.states, whole.stats.states);
