@@ -213,6 +213,9 @@ pub(crate) fn search_in_process<I: TransitionSystem>(
 /// Shards of a [`StructuralPairs`] set (a power of two).
 const STRUCTURAL_SHARDS: usize = 64;
 
+/// One shard of a [`StructuralPairs`] set: its keys, each the node and the structural encoding.
+type StructuralShard = parking_lot::Mutex<std::collections::HashSet<Box<[u32]>>>;
+
 /// The visited pairs of a compact product search over an implementation with no fixed-width
 /// encoding but a structural one ([`TransitionSystem::write_structural`]: a CSPm process with
 /// a component numbered as met): exact pairs kept as the node followed by the structural
@@ -221,7 +224,7 @@ const STRUCTURAL_SHARDS: usize = 64;
 /// this search's.
 pub(crate) struct StructuralPairs<'a, T> {
     ts: &'a T,
-    shards: Box<[parking_lot::Mutex<std::collections::HashSet<Box<[u32]>>>]>,
+    shards: Box<[StructuralShard]>,
     /// Set when a state did not write its encoding (the search then stops as if full, and
     /// the check is run indexed).
     unwritable: AtomicBool,
