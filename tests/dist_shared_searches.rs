@@ -18,7 +18,7 @@ use common::failures_oracle::{arb_process_lts, Oracle, TICK};
 use proptest::prelude::*;
 use weft::dist::pairs::ClusterPairSearch;
 use weft::dist::{Cluster, Connector};
-use weft::explore::keyed::{KeyedProduct, PairOptions, PairSearch};
+use weft::explore::keyed::{KeyedProduct, PairOptions, PairSearch, SharedSearchError};
 use weft::explore::{Engine, StopSignal};
 use weft::lts::Lts;
 use weft::refine::properties::{HasTrace, PropertyViolation};
@@ -42,7 +42,7 @@ impl SharedPairSearch for Recording {
         product: &dyn KeyedProduct,
         opts: &PairOptions,
         stop: &StopSignal,
-    ) -> Result<PairSearch, String> {
+    ) -> Result<PairSearch, SharedSearchError> {
         self.widths.lock().unwrap().push(product.key_width());
         self.inner.search(product, opts, stop)
     }

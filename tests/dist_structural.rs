@@ -261,11 +261,13 @@ fn without_timings(value: &Value) -> Value {
 
 /// `weft check` of the one corpus script of this kind with assertions (`Andrew.csp`: three
 /// trace refinements, one failing) in layouts 1x2, 2x1 and 3x2 gives one process's verdicts,
-/// counts and counterexamples. Its searches are not shared yet: a check's product keys its
-/// implementation's states by their fixed-width encoding (`src/refine`), which this
-/// implementation has not, so each process checks alone (`shared` is false).
+/// counts and counterexamples, every search shared: the product keys its implementation's
+/// states by their structural encoding (`src/explore/keyed/structural.rs`), from the default
+/// keys, and from keys of 3 words, which hold no state of it, so that every search starts
+/// again with wider keys, in every process alike, until they hold every pair. One process
+/// keeps the same exact pairs (by their structural encodings) and searches them compactly.
 #[test]
-fn checks_of_a_structurally_keyed_script_give_the_single_process_results() {
+fn checks_of_a_structurally_keyed_script_are_shared_and_give_the_single_process_results() {
     let script = corpus("Andrew.csp");
     let script = script.to_str().unwrap();
     let out = std::process::Command::new(WEFT)
@@ -277,13 +279,109 @@ fn checks_of_a_structurally_keyed_script_give_the_single_process_results() {
     let assertions = single["assertions"].as_array().unwrap();
     assert_eq!(assertions.len(), 3);
     assert_eq!(assertions.iter().filter(|a| a["holds"] == false).count(), 1);
-    for (processes, workers) in [(1, 2), (2, 1), (3, 2)] {
-        let (run, run_code) = weft_distributed_command("check", &[script], processes, workers, &[]);
-        let what = format!("{processes}x{workers}");
+    for a in assertions {
+        assert_eq!(a["shared"], false, "{}", a["assertion"]);
+        if a["holds"] == true {
+            assert!(
+                a["visited_bytes"].is_number(),
+                "{}: compact",
+                a["assertion"]
+            );
+        }
+    }
+    let layouts = [(1, 2, None), (2, 1, None), (3, 2, None), (2, 1, Some("3"))];
+    for (processes, workers, first) in layouts {
+        let extra: Vec<&str> = first.map_or(vec![], |w| vec!["--first-key-words", w]);
+        let (run, run_code) =
+            weft_distributed_command("check", &[script], processes, workers, &extra);
+        let what = format!("{processes}x{workers}, keys of {first:?} words to begin with");
         assert_eq!(run_code, code, "{what}");
         assert_eq!(without_timings(&run), without_timings(&single), "{what}");
         for a in run["assertions"].as_array().unwrap() {
-            assert_eq!(a["shared"], false, "{what}: {}", a["assertion"]);
+            assert_eq!(a["shared"], true, "{what}: {}", a["assertion"]);
         }
     }
+}
+
+/// Copies the files of `from` (a checkpoint folder: one folder per process) into `to`.
+fn copy_checkpoint(from: &std::path::Path, to: &std::path::Path) {
+    for process in std::fs::read_dir(from).unwrap() {
+        let process = process.unwrap().path();
+        let target = to.join(process.file_name().unwrap());
+        std::fs::create_dir_all(&target).unwrap();
+        for part in std::fs::read_dir(&process).unwrap() {
+            let part = part.unwrap().path();
+            std::fs::copy(&part, target.join(part.file_name().unwrap())).unwrap();
+        }
+    }
+}
+
+/// A run killed right after it started again with wider keys (its checkpoint folder as it
+/// was when the wider keys' search finished its first level, before it wrote its part of
+/// it) resumes with the counts of a run never interrupted: the narrower keys' checkpoint
+/// stays until the wider keys' first one is whole, and the resumed run goes on from it with
+/// the narrower keys, and starts again alike. (The folder is copied when the first worker
+/// reports that level: with one worker, nothing else writes meanwhile.)
+#[test]
+fn a_run_killed_right_after_starting_again_with_wider_keys_resumes_with_the_same_counts() {
+    use weft::dist::checkpoint::Persistence;
+    use weft::explore::LevelReport;
+    let dir = scratch("killed-after-restart");
+    let checkpoint = dir.join("checkpoint");
+    let snapshot = dir.join("snapshot");
+    let _ = std::fs::remove_dir_all(&checkpoint);
+    let _ = std::fs::remove_dir_all(&snapshot);
+    let persistence = |checkpoint: Option<PathBuf>, resume: Option<PathBuf>| Persistence {
+        checkpoint,
+        interval: std::time::Duration::ZERO,
+        resume,
+        fingerprint: 7,
+        process: 0,
+        processes: 1,
+    };
+    let last_level = Arc::new(std::sync::Mutex::new(0u32));
+    let copied = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let observer = {
+        let (last_level, copied) = (last_level.clone(), copied.clone());
+        let (checkpoint, snapshot) = (checkpoint.clone(), snapshot.clone());
+        Arc::new(move |report: &LevelReport| {
+            let mut last = last_level.lock().unwrap();
+            if report.level <= *last && !copied.swap(true, std::sync::atomic::Ordering::SeqCst) {
+                copy_checkpoint(&checkpoint, &snapshot);
+            }
+            *last = report.level;
+        })
+    };
+    let run = |persist: Persistence, on_level: Option<weft::explore::LevelObserver>| {
+        let opts = DistOptions {
+            persist: Some(persist),
+            first_key_words: Some(3),
+            on_level,
+            ..Default::default()
+        };
+        explore_distributed(
+            Arc::new(system("ex.csp")),
+            &Cluster::single(1).unwrap(),
+            &opts,
+            &StopSignal::new(),
+        )
+        .unwrap()
+    };
+    let whole = run(persistence(Some(checkpoint.clone()), None), Some(observer));
+    assert!(whole.stats.complete);
+    assert!(whole.key_restarts >= 1, "the run started again");
+    assert!(copied.load(std::sync::atomic::Ordering::SeqCst));
+    let parts = std::fs::read_dir(snapshot.join("process-0"))
+        .unwrap()
+        .count();
+    assert_eq!(
+        parts, 1,
+        "the narrower keys' part is kept after starting again"
+    );
+    let resumed = run(persistence(None, Some(snapshot.clone())), None);
+    assert!(resumed.stats.complete);
+    assert_eq!(resumed.stats.states, whole.stats.states);
+    assert_eq!(resumed.stats.transitions, whole.stats.transitions);
+    assert_eq!(resumed.stats.levels, whole.stats.levels);
+    assert_eq!(resumed.stats.deadlocks, whole.stats.deadlocks);
 }

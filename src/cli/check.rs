@@ -77,7 +77,7 @@ pub fn run(args: &CheckArgs) -> Result<i32> {
         Some(c) => weft::threads::Threads::new(c.workers)?,
         None => args.search.threads(),
     };
-    let distributed = cluster.map(|c| shared_searches(c, args.dist.connect_timeout));
+    let distributed = cluster.map(|c| shared_searches(c, &args.dist));
     // The progress line, and whether it counts product pairs.
     let line: Arc<Mutex<Option<(LevelProgress, &str)>>> = Arc::new(Mutex::new(None));
     let progress_line = line.clone();

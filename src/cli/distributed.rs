@@ -37,8 +37,9 @@ pub struct DistArgs {
     /// gives up with an error (as --timeout takes a time; default 60s).
     #[arg(long, value_name = "TIME", value_parser = super::limits::parse_duration)]
     pub connect_timeout: Option<std::time::Duration>,
-    /// For tests: the words of the keys a distributed run of a model keyed by its structural
-    /// encoding starts with (a run whose keys are too narrow starts again with wider ones).
+    /// For tests: the words of the keys a distributed run (or a check's shared search) of a
+    /// model keyed by its structural encoding starts with (a run whose keys are too narrow
+    /// starts again with wider ones).
     #[arg(long, value_name = "WORDS", hide = true)]
     pub first_key_words: Option<usize>,
 }
@@ -142,15 +143,13 @@ fn connector(
 }
 
 /// The shared searches of `weft check` and `weft refines` in a distributed run, over the
-/// connections of [`connector`].
-pub(crate) fn shared_searches(
-    cluster: Cluster,
-    connect_timeout: Option<std::time::Duration>,
-) -> weft::refine::SharedSearches {
-    Arc::new(weft::dist::pairs::ClusterPairSearch::new(connector(
-        cluster,
-        connect_timeout,
-    )))
+/// connections of [`connector`] (`dist`'s `--connect-timeout`; and its hidden
+/// `--first-key-words` for an implementation keyed by its structural encoding).
+pub(crate) fn shared_searches(cluster: Cluster, dist: &DistArgs) -> weft::refine::SharedSearches {
+    Arc::new(
+        weft::dist::pairs::ClusterPairSearch::new(connector(cluster, dist.connect_timeout))
+            .with_first_key_words(dist.first_key_words),
+    )
 }
 
 /// Makes a panic of timely's communication threads (how timely reports a connection to another

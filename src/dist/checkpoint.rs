@@ -3,8 +3,10 @@
 //! worker writes the states it owns and its share of the next level to its own file,
 //! `DIR/process-K/worker-J-level-L.ckpt` (`K` the process, `J` the worker among all the run's,
 //! `L` the levels expanded). Once every worker has written level `L` (another all-gather),
-//! each removes its files of earlier levels, so a run killed while writing leaves a level that
-//! every worker has whole. `--resume DIR` makes every worker list its levels, agree on the
+//! each removes its files of other levels, so a run killed while writing leaves a level that
+//! every worker has whole. A run keyed by structural encodings that starts again with wider
+//! keys keeps the narrower keys' checkpoint until the wider keys' first is whole; a resume
+//! takes the keys of the part written last, and the latest level of those keys. `--resume DIR` makes every worker list its levels, agree on the
 //! latest that all of them have, read its own file of it and go on from there: the counts are
 //! those of a run never interrupted. A run resumes with the same processes and workers as the
 //! one that wrote the checkpoint (each worker owns the states of its hash range).
@@ -178,6 +180,29 @@ pub(super) fn levels_of(dir: &Path, process: usize, worker: u64) -> Vec<u64> {
     levels
 }
 
+/// The levels of which worker `worker` has a checkpoint file in `dir` with keys of `width`
+/// words (as its header says), latest first: a search keyed by its structural encoding that
+/// started again with wider keys may have left parts of the narrower keys, which a search
+/// of the wider ones does not resume from.
+pub(super) fn levels_of_width(dir: &Path, process: usize, worker: u64, width: u64) -> Vec<u64> {
+    let folder = process_dir(dir, process);
+    levels_of(dir, process, worker)
+        .into_iter()
+        .filter(|&level| header_width(&folder.join(file_name(worker, level))) == Some(width))
+        .collect()
+}
+
+/// The width of the keys of the part at `path`, as its header says.
+fn header_width(path: &Path) -> Option<u64> {
+    let mut head = [0u8; 8 + 32];
+    let mut file = std::fs::File::open(path).ok()?;
+    file.read_exact(&mut head).ok()?;
+    if &head[..8] != MAGIC {
+        return None;
+    }
+    Some(u64::from_le_bytes(head[32..40].try_into().ok()?))
+}
+
 /// How the run that wrote the checkpoint in `dir` was made, as process `process` sees it: its
 /// workers in all (a part's header says), and its workers in each process (the workers of
 /// this process's parts). `None` when this process has no part there.
@@ -203,35 +228,37 @@ pub(super) fn layout(dir: &Path, process: usize) -> Option<(u64, u64)> {
     Some((total, workers.len() as u64))
 }
 
-/// The width of the keys of the checkpoint in `dir` (as process `process`'s first part says),
-/// if it has a part there: a run keyed by structural encodings resumes with the width of the
-/// run that wrote it.
+/// The width of the keys of the checkpoint in `dir` (as process `process`'s part written last
+/// says), if it has a part there: a run keyed by structural encodings resumes with the width
+/// of the run that wrote it (of the wider keys, where a run that started again with them
+/// has written a part of them: the narrower keys' parts go once every worker wrote one).
 pub(super) fn key_width(dir: &Path, process: usize) -> Option<usize> {
     let folder = process_dir(dir, process);
-    let mut names: Vec<String> = std::fs::read_dir(&folder)
+    let newest = std::fs::read_dir(&folder)
         .ok()?
         .flatten()
-        .filter_map(|entry| entry.file_name().into_string().ok())
-        .filter(|name| name.starts_with("worker-") && name.ends_with(".ckpt"))
-        .collect();
-    names.sort_unstable();
-    let mut head = [0u8; 8 + 32];
-    let mut file = std::fs::File::open(folder.join(names.first()?)).ok()?;
-    file.read_exact(&mut head).ok()?;
-    if &head[..8] != MAGIC {
-        return None;
-    }
-    let width = u64::from_le_bytes(head[32..40].try_into().ok()?);
+        .filter(|entry| {
+            entry
+                .file_name()
+                .to_str()
+                .is_some_and(|name| name.starts_with("worker-") && name.ends_with(".ckpt"))
+        })
+        .filter_map(|entry| {
+            let modified = entry.metadata().ok()?.modified().ok()?;
+            Some((modified, entry.file_name()))
+        })
+        .max()?;
+    let width = header_width(&folder.join(newest.1))?;
     usize::try_from(width)
         .ok()
         .filter(|&w| w > 0 && w <= 1 << 16)
 }
 
-/// Removes worker `worker`'s files of levels before `level`.
-pub(super) fn remove_before(dir: &Path, process: usize, worker: u64, level: u64) {
+/// Removes worker `worker`'s files of every level but `level`.
+pub(super) fn remove_others(dir: &Path, process: usize, worker: u64, level: u64) {
     for old in levels_of(dir, process, worker) {
-        if old < level {
-            // A file left behind is only space: the next resume takes the latest level.
+        if old != level {
+            // A file left behind is only space: a resume takes the latest level of its keys.
             let _ = std::fs::remove_file(process_dir(dir, process).join(file_name(worker, old)));
         }
     }
@@ -397,7 +424,7 @@ mod tests {
             assert!(read_part(&dir, 1, &head, 5).is_err(), "cut at {at}");
         }
         write_part(&dir, 1, &Head { levels: 6, ..head }, &[], &owned).expect("writes");
-        remove_before(&dir, 1, 2, 6);
+        remove_others(&dir, 1, 2, 6);
         assert_eq!(levels_of(&dir, 1, 2), vec![6]);
         std::fs::remove_dir_all(&dir).ok();
     }

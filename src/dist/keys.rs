@@ -14,18 +14,12 @@
 
 #![forbid(unsafe_code)]
 
-use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Mutex;
 
 use super::DistError;
+use crate::explore::keyed::{read_structural_key, write_structural_key};
+pub use crate::explore::keyed::{KeyFault, KeyTrouble, FIRST_KEY_WORDS, MOST_KEY_WORDS};
 use crate::ts::{Label, NoCanonicalEncoding, TransitionSystem};
-
-/// Words of the keys a run starts with, unless told otherwise (or its initial state needs
-/// more).
-pub const FIRST_KEY_WORDS: usize = 16;
-
-/// The widest keys a run tries (a checkpoint refuses wider ones).
-pub const MOST_KEY_WORDS: usize = 1 << 16;
 
 /// How a distributed run keys a system's states.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,72 +39,30 @@ impl Keying {
             Ok(width) => return Ok(Keying::Fixed(width)),
             Err(why) => why,
         };
-        let mut initial = Vec::new();
-        ts.write_structural(&ts.initial_state(), &mut initial)
-            .map_err(|e| DistError::NoEncoding(NoCanonicalEncoding(format!("{fixed}; and {e}"))))?;
-        // At least three words: narrower keys would be packed as one-word encodings are.
-        let width = first
-            .unwrap_or(FIRST_KEY_WORDS)
-            .max(initial.len() + 1)
-            .max(3);
-        if width > MOST_KEY_WORDS {
-            return Err(too_wide());
-        }
-        Ok(Keying::Structural(width))
+        crate::explore::keyed::first_key_words(ts, first)
+            .map(Keying::Structural)
+            .map_err(|e| DistError::NoEncoding(NoCanonicalEncoding(format!("{fixed}; and {e}"))))
     }
-}
-
-/// The error of a state whose encoding is wider than the widest keys.
-fn too_wide() -> DistError {
-    DistError::NoEncoding(NoCanonicalEncoding(format!(
-        "a state's structural encoding needs more than {MOST_KEY_WORDS} words"
-    )))
 }
 
 /// The next width after keys of `width` words turned out too narrow, or the error if there
 /// is none.
 pub(super) fn wider(width: usize) -> Result<usize, DistError> {
-    let next = width * 2;
-    if next > MOST_KEY_WORDS {
-        return Err(too_wide());
-    }
-    Ok(next)
+    crate::explore::keyed::wider_keys(width).map_err(DistError::NoEncoding)
 }
 
-/// No trouble met.
-const FINE: u8 = 0;
-/// A state's encoding needed more words than the keys hold.
-const NARROW: u8 = 1;
-/// A state holds what its encoding does not write.
-const UNWRITABLE: u8 = 2;
-/// A key did not read back as a state.
-const UNREADABLE: u8 = 3;
-
-/// What a worker's keys met that stops its search at the end of the level: nothing, a state
-/// too wide for them, or one that does not encode or decode (the worst met is kept).
-#[derive(Debug, Default)]
-pub struct KeyTrouble(AtomicU8);
-
 impl KeyTrouble {
-    fn raise(&self, kind: u8) {
-        // Ordering: Relaxed; read by the worker that raised it (each worker has its own keys),
-        // after its expansion of the level, on the same thread.
-        self.0.fetch_max(kind, Ordering::Relaxed);
-    }
-
     /// The error that stops the search, if any: [`DistError::KeyTooNarrow`] for keys too
     /// narrow (the search starts again with wider ones), a failure else.
     pub(super) fn error(&self) -> Option<DistError> {
-        // Ordering: Relaxed; see `raise`.
-        match self.0.load(Ordering::Relaxed) {
-            FINE => None,
-            NARROW => Some(DistError::KeyTooNarrow),
-            UNWRITABLE => Some(DistError::NoEncoding(NoCanonicalEncoding(
+        match self.fault()? {
+            KeyFault::TooNarrow => Some(DistError::KeyTooNarrow),
+            KeyFault::Unwritable => Some(DistError::NoEncoding(NoCanonicalEncoding(
                 "a state holds a value its structural encoding does not write (a lazily \
                  computed infinite sequence)"
                     .into(),
             ))),
-            _ => Some(DistError::Worker(
+            KeyFault::Unreadable => Some(DistError::Worker(
                 "a state's key did not read back as a state (processes that loaded different \
                  models?)"
                     .into(),
@@ -171,39 +123,18 @@ impl<T: TransitionSystem> TransitionSystem for StructuralKeys<'_, T> {
     /// `width`, which no encoding that fits has).
     fn encode_state(&self, state: &T::State, words: &mut [u32]) {
         let mut buffer = self.buffer.lock().unwrap_or_else(|e| e.into_inner());
-        buffer.clear();
-        let last = words.len() - 1;
-        words.fill(0);
-        match self.ts.write_structural(state, &mut buffer) {
-            Ok(()) if buffer.len() <= last => {
-                words[..buffer.len()].copy_from_slice(&buffer);
-                words[last] = buffer.len() as u32;
-            }
-            Ok(()) => {
-                self.trouble.raise(NARROW);
-                words[last] = words.len() as u32;
-            }
-            Err(_) => {
-                self.trouble.raise(UNWRITABLE);
-                words[last] = words.len() as u32;
-            }
-        }
+        write_structural_key(self.ts, state, words, &mut buffer, &self.trouble);
     }
 
     fn decode_state(&self, words: &[u32]) -> Option<T::State> {
-        let (&len, body) = words.split_last()?;
-        let len = len as usize;
-        if words.len() != self.width || len > body.len() || body[len..].iter().any(|&w| w != 0) {
-            return None;
-        }
-        self.ts.read_structural(&body[..len])
+        read_structural_key(self.ts, words, self.width)
     }
 
     /// As the default, but a key that reads back as no state raises the trouble (rather than
     /// passing for a deadlock).
     fn for_each_encoded_successor(&self, words: &[u32], emit: &mut dyn FnMut(Label, &[u32])) {
         let Some(state) = self.decode_state(words) else {
-            self.trouble.raise(UNREADABLE);
+            self.trouble.raise(KeyFault::Unreadable);
             return;
         };
         let mut target_words = vec![0; words.len()];

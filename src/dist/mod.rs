@@ -316,13 +316,12 @@ fn explore_structural<T: TransitionSystem>(
             Err(DistError::KeyTooNarrow) => {
                 width = keys::wider(width)?;
                 restarts += 1;
-                // The search starts from scratch: not from a checkpoint, and the checkpoints
-                // of the narrower keys go (their levels would be taken for later ones).
+                // The search starts from scratch, not from a checkpoint. The checkpoint of
+                // the narrower keys stays until the wider keys' first one is written whole
+                // (which removes it): a run killed meanwhile resumes from it, meets the
+                // state too wide for its keys again, and starts again alike.
                 if let Some(p) = &mut opts.persist {
                     p.resume = None;
-                    if let Some(dir) = &p.checkpoint {
-                        checkpoint::remove_before(dir, p.process, worker.index() as u64, u64::MAX);
-                    }
                 }
             }
             Ok(mut explored) => {

@@ -22,7 +22,7 @@ use std::time::Instant;
 use timely::worker::Worker;
 
 use super::checkpoint::{
-    layout, levels_of, read_part, remove_before, write_part, Head, Part, Persistence,
+    layout, levels_of_width, read_part, remove_others, write_part, Head, Part, Persistence,
 };
 use super::keys::KeyTrouble;
 use super::rounds::Rounds;
@@ -32,7 +32,7 @@ use super::search::{
 };
 use super::{execute_scoped, Connected, Connector, DistError, DistOptions};
 pub use crate::explore::compact::{pair_key, AlonePairs};
-use crate::explore::keyed::{join, split, KeySet, KeyedProduct};
+use crate::explore::keyed::{join, split, KeySet, KeyedProduct, SharedSearchError};
 pub use crate::explore::keyed::{PairOptions, PairSearch};
 use crate::explore::StopSignal;
 use crate::refine::SharedPairSearch;
@@ -45,12 +45,25 @@ const POLL_EVERY: usize = 256;
 /// to `refine` and `verify` as their [`SharedPairSearch`].
 pub struct ClusterPairSearch {
     connect: Connector,
+    first_key_words: Option<usize>,
 }
 
 impl ClusterPairSearch {
     /// The searches made with the connections `connect` makes.
     pub fn new(connect: Connector) -> ClusterPairSearch {
-        ClusterPairSearch { connect }
+        ClusterPairSearch {
+            connect,
+            first_key_words: None,
+        }
+    }
+
+    /// The same, the products of an implementation keyed by its structural encoding starting
+    /// with keys of `words` words (tests set it small to make searches start again).
+    pub fn with_first_key_words(self, words: Option<usize>) -> ClusterPairSearch {
+        ClusterPairSearch {
+            first_key_words: words,
+            ..self
+        }
     }
 }
 
@@ -60,9 +73,17 @@ impl SharedPairSearch for ClusterPairSearch {
         product: &dyn KeyedProduct,
         opts: &PairOptions,
         stop: &StopSignal,
-    ) -> Result<PairSearch, String> {
-        let connected = (self.connect)().map_err(|e| e.to_string())?;
-        search_pairs(product, connected, opts, stop).map_err(|e| e.to_string())
+    ) -> Result<PairSearch, SharedSearchError> {
+        let failed = |e: DistError| match e {
+            DistError::KeyTooNarrow => SharedSearchError::KeysTooNarrow,
+            e => SharedSearchError::Failed(e.to_string()),
+        };
+        let connected = (self.connect)().map_err(failed)?;
+        search_pairs(product, connected, opts, stop).map_err(failed)
+    }
+
+    fn first_key_words(&self) -> Option<usize> {
+        self.first_key_words
     }
 }
 
@@ -210,7 +231,7 @@ where
 
         // 2. All-gather the number of new pairs each worker holds, its steps, its stop and
         // whether it met a violation.
-        let failure = trouble.and_then(KeyTrouble::error);
+        let failure = trouble.or(product.trouble()).and_then(KeyTrouble::error);
         let code = level_code(failure.as_ref(), stop);
         let [t_lo, t_hi] = split(transitions);
         let [n_lo, n_hi] = split((next.len() / width) as u64);
@@ -318,7 +339,9 @@ fn checkpoint(
             "another process could not write its part of the checkpoint (see its error)".into(),
         ));
     }
-    remove_before(dir, persist.process, head.worker, head.levels);
+    // Every other part of this worker goes: earlier levels, and the parts of a search with
+    // narrower keys that started again (whatever their levels).
+    remove_others(dir, persist.process, head.worker, head.levels);
     Ok(())
 }
 
@@ -368,7 +391,7 @@ fn resume(
         ));
     }
     // Each worker has the level every worker finished writing, and perhaps a later one.
-    let mut mine = levels_of(dir, process, expected.worker);
+    let mut mine = levels_of_width(dir, process, expected.worker, expected.width);
     mine.truncate(2);
     let word = |i: usize| mine.get(i).map_or(0, |&l| l.min(u32::MAX as u64) as u32);
     let gathered = all_gather(counts, worker, &[me, word(0), word(1)]);

@@ -95,6 +95,10 @@ impl<P: KeyedProduct + ?Sized> LevelSearch for Witnessed<'_, P> {
         k
     }
 
+    fn trouble(&self) -> Option<DistError> {
+        self.product.trouble()?.error()
+    }
+
     fn offered(&mut self, owned: &mut Owned) {
         // The new pairs that the pairs kept so far, or others of the level, cover go.
         if let Some(antichain) = &mut self.antichain {

@@ -12,6 +12,9 @@
 //! [`KeySet`] keeps keys of either width: a [`CompactSet`] of `u64`s for keys of one or two
 //! words, a [`WideSet`] for wider ones.
 //!
+//! A system with no fixed-width encoding is keyed by its structural one, padded to a width
+//! the search chooses (module `structural`, [`StructuralPairKeys`]).
+//!
 //! The types of a distributed pair search's options and outcome live here too
 //! ([`PairOptions`], [`PairSearch`]), below both `refine` (which asks for a search) and `dist`
 //! (which makes it), so that neither imports the other.
@@ -25,6 +28,12 @@ use super::compact::{pair_key, CompactSet};
 use super::engine::Driven;
 use super::{LevelObserver, StopReason};
 use crate::ts::TransitionSystem;
+
+mod structural;
+pub use structural::{
+    first_key_words, read_structural_key, wider_keys, write_structural_key, KeyFault, KeyTrouble,
+    StructuralPairKeys, FIRST_KEY_WORDS, MOST_KEY_WORDS,
+};
 
 /// A product whose pairs are searched as keys of [`KeyedProduct::key_width`] words.
 pub trait KeyedProduct: Sync {
@@ -65,6 +74,24 @@ pub trait KeyedProduct: Sync {
     fn marks(&self) -> Vec<u32> {
         Vec::new()
     }
+
+    /// What the product's keys met that stops the search at the end of the level (keys of a
+    /// structural encoding too narrow: [`StructuralPairKeys`]); none by default.
+    fn trouble(&self) -> Option<&KeyTrouble> {
+        None
+    }
+}
+
+/// Why a search shared by the processes of a distributed run gave no result.
+#[derive(Debug, thiserror::Error)]
+pub enum SharedSearchError {
+    /// A pair's key needed more words than the product's keys hold ([`KeyFault::TooNarrow`]):
+    /// every process learns it at the same level, and makes the search again with wider keys.
+    #[error("a pair needs wider keys than the search's")]
+    KeysTooNarrow,
+    /// Any other failure (a lost process, processes at different searches), as a message.
+    #[error("{0}")]
+    Failed(String),
 }
 
 /// Where a violation found by expanding a pair shows (as [`super::engine::Found`] says).

@@ -7,6 +7,7 @@ mod chase_net;
 #[cfg(test)]
 mod chase_tests;
 pub(crate) mod compress;
+mod construction;
 pub(crate) mod describe;
 mod encoding;
 mod growth;
