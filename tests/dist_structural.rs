@@ -265,7 +265,7 @@ fn without_timings(value: &Value) -> Value {
 /// states by their structural encoding (`src/explore/keyed/structural.rs`), from the default
 /// keys, and from keys of 3 words, which hold no state of it, so that every search starts
 /// again with wider keys, in every process alike, until they hold every pair. One process
-/// keeps the same exact pairs (by their structural encodings) and searches them compactly.
+/// searches indexed (its structural encodings, kept whole, would take 64 KB a pair).
 #[test]
 fn checks_of_a_structurally_keyed_script_are_shared_and_give_the_single_process_results() {
     let script = corpus("Andrew.csp");
@@ -281,13 +281,6 @@ fn checks_of_a_structurally_keyed_script_are_shared_and_give_the_single_process_
     assert_eq!(assertions.iter().filter(|a| a["holds"] == false).count(), 1);
     for a in assertions {
         assert_eq!(a["shared"], false, "{}", a["assertion"]);
-        if a["holds"] == true {
-            assert!(
-                a["visited_bytes"].is_number(),
-                "{}: compact",
-                a["assertion"]
-            );
-        }
     }
     let layouts = [(1, 2, None), (2, 1, None), (3, 2, None), (2, 1, Some("3"))];
     for (processes, workers, first) in layouts {

@@ -17,9 +17,9 @@
 //! ([`crate::ts::TransitionSystem::state_key`]).
 //!
 //! Where the nodes do not fit beside the encoding, or the encoding takes more than two words,
-//! a pair is kept as the node followed by the encoding ([`EncodedPairs`], in a [`WideSet`]);
-//! where the implementation has no fixed-width encoding, as the node followed by its
-//! structural encoding ([`StructuralPairs`]).
+//! a pair is kept as the node followed by the encoding ([`EncodedPairs`], in a [`WideSet`]).
+//! An implementation with no fixed-width encoding is searched indexed: kept whole per pair,
+//! its structural encodings can take kilobytes each (a distributed run pads them into keys).
 //!
 //! A distributed run shares the search among its processes through [`SharedPairSearch`],
 //! which `dist` implements and the CLI hands in ([`SystemOptions::distributed`]): the pairs
@@ -206,116 +206,10 @@ pub(crate) fn search_in_process<I: TransitionSystem>(
         stop.withdraw(StopReason::StateLimit);
     }
     let product = Product::new(nf, events, imp, model, stop).limited_to(opts.max_states);
+    // An implementation without a fixed-width encoding is searched indexed (state numbers
+    // and an antichain): its structural encodings, kept whole per pair, can take kilobytes
+    // each (Andrew.csp: 16,000 words), where a distributed run has no other choice.
     search_encoded(engine, &product, imp, opts, stop)
-        .or_else(|| search_structural(engine, &product, imp, opts, stop))
-}
-
-/// Shards of a [`StructuralPairs`] set (a power of two).
-const STRUCTURAL_SHARDS: usize = 64;
-
-/// One shard of a [`StructuralPairs`] set: its keys, each the node and the structural encoding.
-type StructuralShard = parking_lot::Mutex<std::collections::HashSet<Box<[u32]>>>;
-
-/// The visited pairs of a compact product search over an implementation with no fixed-width
-/// encoding but a structural one ([`TransitionSystem::write_structural`]: a CSPm process with
-/// a component numbered as met): exact pairs kept as the node followed by the structural
-/// encoding, of varying length, in shards of hash sets. The pairs are those a distributed
-/// check of the implementation keeps (by the same encoding, padded), so its figures are
-/// this search's.
-pub(crate) struct StructuralPairs<'a, T> {
-    ts: &'a T,
-    shards: Box<[StructuralShard]>,
-    /// Set when a state did not write its encoding (the search then stops as if full, and
-    /// the check is run indexed).
-    unwritable: AtomicBool,
-}
-
-impl<'a, T: TransitionSystem> StructuralPairs<'a, T> {
-    /// An empty set of the pairs of `ts`, if its initial state writes a structural encoding.
-    pub(crate) fn new(ts: &'a T) -> Option<Self> {
-        ts.write_structural(&ts.initial_state(), &mut Vec::new())
-            .ok()?;
-        Some(StructuralPairs {
-            ts,
-            shards: (0..STRUCTURAL_SHARDS)
-                .map(|_| parking_lot::Mutex::new(std::collections::HashSet::new()))
-                .collect(),
-            unwritable: AtomicBool::new(false),
-        })
-    }
-
-    /// Bytes the sets take, about: per slot of a table its boxed key and a control byte; per
-    /// key its words and the allocator's 16 bytes.
-    fn bytes(&self) -> u64 {
-        self.shards
-            .iter()
-            .map(|shard| {
-                let shard = shard.lock();
-                let keys: usize = shard.iter().map(|k| k.len() * 4 + 16).sum();
-                (shard.capacity() * (std::mem::size_of::<Box<[u32]>>() + 1) + keys) as u64
-            })
-            .sum()
-    }
-}
-
-impl<T: TransitionSystem> Visited<(u32, T::State)> for StructuralPairs<'_, T> {
-    fn offer(
-        &self,
-        (node, state): &(u32, T::State),
-        _key: u64,
-        _level: &mut LevelWriter<'_>,
-    ) -> Offer {
-        let mut key = vec![*node];
-        if self.ts.write_structural(state, &mut key).is_err() {
-            // Ordering: Relaxed; read after the search's workers joined.
-            self.unwritable.store(true, Ordering::Relaxed);
-            return Offer::Full;
-        }
-        let hash = crate::hash::hash_words(&key);
-        let shard = &self.shards[(hash >> (64 - STRUCTURAL_SHARDS.trailing_zeros())) as usize];
-        // No provisional ids: a frontier-only run keeps none.
-        if shard.lock().insert(key.into_boxed_slice()) {
-            Offer::New(ProvisionalId(u32::MAX))
-        } else {
-            Offer::Old(ProvisionalId(u32::MAX))
-        }
-    }
-}
-
-/// Runs `product` (over `imp`, which has a structural encoding) frontier-only with exact
-/// pairs kept by their structural encodings ([`StructuralPairs`]), or `None` when `imp` has
-/// none, or a state met did not write it (nothing decided).
-fn search_structural<I, D>(
-    engine: &Engine,
-    product: &D,
-    imp: &I,
-    opts: &RunOptions,
-    stop: &StopSignal,
-) -> Option<CompactSearch>
-where
-    I: TransitionSystem,
-    D: Driven<State = (u32, I::State)>,
-{
-    let pairs = StructuralPairs::new(imp)?;
-    let opts = RunOptions {
-        record_transitions: false,
-        frontier_only: true,
-        ..opts.clone()
-    };
-    let run = engine.run(product, &pairs, &opts, stop);
-    // Ordering: Relaxed; the workers joined.
-    if pairs.unwritable.load(Ordering::Relaxed) {
-        stop.withdraw(StopReason::StateLimit);
-        return None;
-    }
-    let mut stats = super::run_stats(&run, 0, engine);
-    stats.pair_bytes = Some(pairs.bytes());
-    Some(CompactSearch {
-        stats,
-        violated: run.witness.is_some(),
-        stopped: run.stats.stopped,
-        marks: Vec::new(),
-    })
 }
 
 /// The visited pairs of a compact product search over an implementation whose encoding, or

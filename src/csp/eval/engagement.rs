@@ -60,7 +60,10 @@ impl Evaluator {
                 TimedProc::SyncInterrupt(l, _, r) => {
                     self.engages(l, budget) && self.engages(r, budget)
                 }
-                TimedProc::Priority(_, q) => self.engages(q, budget),
+                TimedProc::Priority(_, q) | TimedProc::Operand(_, q) => self.engages(q, budget),
+                // the terminated operand of a timed parallel (made by the firing rules, not
+                // written): unsure, the safe answer
+                TimedProc::Terminated(_) => false,
             },
         }
     }
