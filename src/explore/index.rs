@@ -50,6 +50,10 @@ const BASE: u64 = 1 << 12;
 #[cfg(loom)]
 const BASE: u64 = 1;
 
+/// Atomics of a group up to which the first arena segment holds [`BASE`] groups (see
+/// [`Segmented`]).
+const NARROW_GROUP: usize = 8;
+
 /// Slots of a new table.
 #[cfg(not(loom))]
 const INITIAL_SLOTS: u64 = 1 << 12;
@@ -311,7 +315,7 @@ impl StateIndex {
         if end > MAX_STATES {
             return Err(IndexFull::Numbers);
         }
-        for segment in locate(start).0..=locate(end - 1).0 {
+        for segment in self.keys.locate(start).0..=self.keys.locate(end - 1).0 {
             self.keys.try_install(segment).map_err(IndexFull::Memory)?;
         }
         // Ordering: Relaxed; a hint, checked again in the exclusive section.
@@ -368,9 +372,15 @@ impl StateIndex {
 }
 
 /// A growable array of atomics that never moves: element group `n` (of `width` atomics) lives
-/// in segment `s`, which holds `BASE << s` groups and is allocated (zeroed) on first use.
+/// in segment `s`, which holds `base << s` groups and is allocated (zeroed) on first use.
+/// `base` is [`BASE`] for groups of up to [`NARROW_GROUP`] atomics, and less for wider ones
+/// (a distributed run keys its states by structural encodings of thousands of words: 4,096 of
+/// them would be half a gigabyte zeroed before the first state), so that the first segment
+/// never takes more than `BASE * NARROW_GROUP` atomics unless one group does.
 pub(crate) struct Segmented<T: ZeroedAtomic> {
     width: usize,
+    /// `log2` of the groups of the first segment.
+    base_shift: u32,
     segments: [AtomicPtr<T>; SEGMENTS],
 }
 
@@ -381,10 +391,18 @@ unsafe impl<T: ZeroedAtomic> Send for Segmented<T> {}
 
 impl<T: ZeroedAtomic> Segmented<T> {
     pub(crate) fn new(width: usize) -> Self {
+        let groups = (BASE as usize * NARROW_GROUP / width.max(1)).clamp(1, BASE as usize);
         Segmented {
             width,
+            base_shift: groups.ilog2(),
             segments: std::array::from_fn(|_| AtomicPtr::new(std::ptr::null_mut())),
         }
+    }
+
+    /// The segment of group `n` and its offset there.
+    #[inline]
+    fn locate(&self, n: u64) -> (usize, u64) {
+        locate(n, self.base_shift)
     }
 
     /// Group `n`, allocating its segment if needed.
@@ -398,7 +416,7 @@ impl<T: ZeroedAtomic> Segmented<T> {
     /// failed, if one did (the caller stops its run by the memory limit instead of aborting).
     #[inline]
     pub(crate) fn try_get_or_alloc(&self, n: u64) -> Result<&[T], u64> {
-        let (segment, _) = locate(n);
+        let (segment, _) = self.locate(n);
         // Ordering: Acquire, as in `get`.
         if self.segments[segment].load(Ordering::Acquire).is_null() {
             self.try_install(segment)?;
@@ -410,19 +428,19 @@ impl<T: ZeroedAtomic> Segmented<T> {
     /// that happened-before, e.g. the thread that published `n`).
     #[inline]
     pub(crate) fn get(&self, n: u64) -> &[T] {
-        let (segment, offset) = locate(n);
+        let (segment, offset) = self.locate(n);
         // Ordering: Acquire; pairs with the AcqRel that installed the segment.
         let base = self.segments[segment].load(Ordering::Acquire);
         assert!(!base.is_null(), "group of an unallocated segment");
-        // SAFETY: segment `segment` holds `(BASE << segment) * width` atomics, allocated
-        // before and freed only on drop, and `offset < BASE << segment`.
+        // SAFETY: segment `segment` holds `(base << segment) * width` atomics, allocated
+        // before and freed only on drop, and `offset < base << segment`.
         unsafe { std::slice::from_raw_parts(base.add(offset as usize * self.width), self.width) }
     }
 
     /// Allocates the segment of group `n` if it is not yet.
     #[inline]
     pub(crate) fn ensure(&self, n: u64) {
-        let (segment, _) = locate(n);
+        let (segment, _) = self.locate(n);
         let slot = &self.segments[segment];
         // Ordering: Acquire, as in `get`.
         if slot.load(Ordering::Acquire).is_null() {
@@ -451,7 +469,7 @@ impl<T: ZeroedAtomic> Segmented<T> {
         if !self.segments[segment].load(Ordering::Acquire).is_null() {
             return Ok(());
         }
-        let len = ((BASE << segment) as usize).saturating_mul(self.width);
+        let len = ((1usize << self.base_shift << segment) as usize).saturating_mul(self.width);
         let bytes = (len as u64).saturating_mul(std::mem::size_of::<T>() as u64);
         let fresh = Box::into_raw(T::try_zeroed(len).ok_or(bytes)?) as *mut T;
         // Ordering: AcqRel on success publishes the zeroed segment; Acquire on failure sees
@@ -477,7 +495,7 @@ impl<T: ZeroedAtomic> Drop for Segmented<T> {
             // Ordering: Relaxed; `&mut self` excludes every other access.
             let base = slot.load(Ordering::Relaxed);
             if !base.is_null() {
-                let len = (BASE << segment) as usize * self.width;
+                let len = (1usize << self.base_shift << segment) * self.width;
                 // SAFETY: allocated by `install` as a `len`-long boxed slice and installed
                 // once; nothing borrows it any more.
                 drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(base, len)) });
@@ -547,12 +565,13 @@ pub(crate) fn prefetch_address(address: usize) {
     let _ = address;
 }
 
-/// The segment of `number` and its offset there.
+/// The segment of `number` and its offset there, where the first segment holds
+/// `1 << base_shift` numbers and each next one twice as many as the one before.
 #[inline]
-fn locate(number: u64) -> (usize, u64) {
-    let q = number / BASE + 1;
+fn locate(number: u64, base_shift: u32) -> (usize, u64) {
+    let q = (number >> base_shift) + 1;
     let segment = 63 - q.leading_zeros() as usize;
-    (segment, number - BASE * ((1 << segment) - 1))
+    (segment, number - (((1 << segment) - 1) << base_shift))
 }
 
 /// Atomics that can be allocated zeroed in bulk.
@@ -626,16 +645,37 @@ mod tests {
 
     #[test]
     fn segments_cover_the_numbers_without_gaps() {
-        let mut expected = (0usize, 0u64);
-        for n in 0..(BASE * 40) {
-            let (s, off) = locate(n);
-            if s != expected.0 {
-                assert_eq!((s, off), (expected.0 + 1, 0));
-            } else {
-                assert_eq!(off, expected.1);
+        for shift in [0, 3, BASE.ilog2()] {
+            let mut expected = (0usize, 0u64);
+            for n in 0..(BASE * 40) {
+                let (s, off) = locate(n, shift);
+                if s != expected.0 {
+                    assert_eq!((s, off), (expected.0 + 1, 0), "shift {shift}");
+                } else {
+                    assert_eq!(off, expected.1, "shift {shift}");
+                }
+                assert!(off < 1 << shift << s, "shift {shift}");
+                expected = (s, off + 1);
             }
-            assert!(off < BASE << s);
-            expected = (s, off + 1);
+        }
+    }
+
+    /// Wide groups (a distributed run's structural keys) start with a small first segment,
+    /// and every number still has its group, written and read back.
+    #[test]
+    fn wide_groups_start_small_and_cover_the_numbers() {
+        assert_eq!(Segmented::<AtomicU32>::new(2).base_shift, BASE.ilog2());
+        let wide = Segmented::<AtomicU32>::new(30_000);
+        assert_eq!(wide.base_shift, 0);
+        let middle = Segmented::<AtomicU32>::new(100);
+        assert_eq!(1 << middle.base_shift, BASE as usize * NARROW_GROUP / 128);
+        for n in [0u64, 1, 2, 3, 7, 8, 100, 1000] {
+            let group = wide.get_or_alloc(n);
+            assert_eq!(group.len(), 30_000);
+            group[29_999].store(n as u32 + 1, Ordering::Relaxed);
+        }
+        for n in [0u64, 1, 2, 3, 7, 8, 100, 1000] {
+            assert_eq!(wide.get(n)[29_999].load(Ordering::Relaxed), n as u32 + 1);
         }
     }
 
@@ -721,8 +761,9 @@ mod tests {
 
     #[test]
     fn a_key_segment_that_cannot_be_allocated_is_an_error_not_an_abort() {
-        // Groups of 2^50 words: the first segment is 2^64 bytes, more than any address space.
-        let keys = Segmented::<AtomicU32>::new(1 << 50);
+        // Groups of 2^62 words: the first segment (one group, they are so wide) is 2^64 bytes,
+        // more than any address space.
+        let keys = Segmented::<AtomicU32>::new(1 << 62);
         assert_eq!(keys.try_install(0), Err(u64::MAX));
     }
 }
