@@ -533,3 +533,30 @@ fn interrupt_and_sliding_choice_chains_end_at_their_time_limit() {
         );
     }
 }
+
+/// fuzz14's open mutant 3582: a filter that no element of `<1..>` passes, drawn from three
+/// times. Each draw of the 10^7 allowed evaluates the comprehension, and none looked at the
+/// limits: 7.9 s (23.5 s on a loaded machine) under `--timeout 2`. The draws now look at the
+/// stop signal as they go.
+#[test]
+fn drawing_from_an_empty_lazy_sequence_stops_at_the_time_limit() {
+    let r = check_script(
+        "empty_lazy_sequence.csp",
+        "channel out : {0..9}\n\
+         odds = <x | x <- <1..>, x % 2 == 2147483647>\n\
+         take(_, 0) = <>\n\
+         take(<x>^xs, n) = <x>^take(xs, n - 1)\n\
+         OUT(s) = if null(s) then STOP else out.(head(s) % 10) -> OUT(tail(s))\n\
+         assert OUT(take(odds, 3)) [T= STOP\n\
+         assert STOP [T= OUT(take(odds, 2))\n\
+         assert OUT(take(odds, 1)) :[deadlock free]\n",
+        &["--timeout", "2", "--max-memory", "1G", "--threads", "1"],
+    );
+    assert_eq!(r.code, Some(2), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("stopped by the time limit"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.took < Duration::from_secs(6), "took {:?}", r.took);
+}

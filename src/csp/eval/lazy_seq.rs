@@ -257,6 +257,9 @@ impl Evaluator {
                         ));
                     }
                     *draws += 1;
+                    // up to MAX_DRAWS draws, each evaluating the comprehension: the run's
+                    // limits are looked at as they go (fuzz14: 23 s under `--timeout 2`)
+                    self.poll_stop(1)?;
                     let Some((x, next)) = self.uncons_within(&source, span, draws)? else {
                         return Ok(None);
                     };
