@@ -560,3 +560,25 @@ fn drawing_from_an_empty_lazy_sequence_stops_at_the_time_limit() {
     );
     assert!(r.took < Duration::from_secs(6), "took {:?}", r.took);
 }
+
+/// fuzz14's open grammar cases 153 and 160: a sequence doubled at each step. A concatenation
+/// of millions of values was built in one go, between two looks at the limits: 1.7 GB under
+/// `--max-memory 1G`. It is now built in chunks that look at the stop signal.
+#[test]
+fn a_doubling_sequence_stops_near_the_memory_limit() {
+    let r = check_script(
+        "doubling_sequence.csp",
+        "channel a\nP(s) = a -> P(s ^ s ^ <1>)\nassert P(<>) :[deadlock free]\n",
+        &[
+            "--max-states",
+            "3000",
+            "--timeout",
+            "10",
+            "--max-memory",
+            "1G",
+        ],
+    );
+    assert_eq!(r.code, Some(2), "{}", r.stderr);
+    assert!(r.stdout.contains("stopped by the"), "{}", r.stdout);
+    assert!(r.peak < 3 * GIB / 2, "peak {} MB", r.peak >> 20);
+}

@@ -125,8 +125,10 @@ impl Evaluator {
                     return Err(self.err(span, ErrorKind::Limit, "sequence too long"))
                 }
                 (Value::Seq(x), Value::Seq(y)) => {
-                    let mut v = x.to_vec();
-                    v.extend_from_slice(y);
+                    // Built with looks at the run's limits: a sequence doubled at each step
+                    // (`P(s) = a -> P(s ^ s)`) reaches 10^8 values in one concatenation.
+                    let v =
+                        self.collect_polled(x.iter().chain(y.iter()).cloned(), x.len() + y.len())?;
                     Value::Seq(v.into())
                 }
                 (Value::Seq(x), Value::InfSeq(y, from)) => {
