@@ -14,6 +14,9 @@ thread_local! {
     /// The constant definitions and calls being evaluated, innermost last (see
     /// [`recursive_reference`]).
     static EVALUATING: RefCell<Vec<Evaluating>> = const { RefCell::new(Vec::new()) };
+    /// Where each frame of [`EVALUATING`] is on it (innermost last): a call chain a million
+    /// deep (`g(x) = g(x + 1)`) asks at every call whether the call is already on the stack.
+    static POSITIONS: RefCell<HashMap<Frame, Vec<usize>>> = RefCell::new(HashMap::new());
     /// How many right operands of `;` behind an event are being evaluated (see
     /// [`EventGuard`]).
     static EVENT_GUARDS: Cell<u32> = const { Cell::new(0) };
@@ -101,7 +104,7 @@ impl Drop for ProgressGuard {
 }
 
 /// A constant definition or a call being evaluated.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq, Hash)]
 pub(super) enum Frame {
     Def(u32),
     Call(Call),
@@ -158,7 +161,8 @@ pub(super) enum Reference {
 pub(super) fn recursive_reference(frame: &Frame, call: &Call, site: Site) -> Reference {
     EVALUATING.with(|stack| {
         let mut stack = stack.borrow_mut();
-        let Some(i) = stack.iter().rposition(|e| e.frame == *frame) else {
+        let innermost = POSITIONS.with(|p| p.borrow().get(frame).and_then(|at| at.last().copied()));
+        let Some(i) = innermost else {
             return Reference::Fresh;
         };
         let above = &stack[i + 1..];
@@ -193,7 +197,14 @@ pub(super) fn evaluating(
 ) -> (EResult<Value>, bool) {
     let guards = EVENT_GUARDS.with(Cell::get);
     EVALUATING.with(|stack| {
-        stack.borrow_mut().push(Evaluating {
+        let mut stack = stack.borrow_mut();
+        POSITIONS.with(|p| {
+            p.borrow_mut()
+                .entry(frame.clone())
+                .or_default()
+                .push(stack.len())
+        });
+        stack.push(Evaluating {
             frame,
             named: false,
             entry,
@@ -202,10 +213,19 @@ pub(super) fn evaluating(
         })
     });
     let v = body();
-    let named = EVALUATING
-        .with(|stack| stack.borrow_mut().pop())
-        .is_some_and(|e| e.named);
-    (v, named)
+    let popped = EVALUATING.with(|stack| stack.borrow_mut().pop());
+    if let Some(e) = &popped {
+        POSITIONS.with(|p| {
+            let mut p = p.borrow_mut();
+            if let Some(at) = p.get_mut(&e.frame) {
+                at.pop();
+                if at.is_empty() {
+                    p.remove(&e.frame);
+                }
+            }
+        });
+    }
+    (v, popped.is_some_and(|e| e.named))
 }
 
 /// The evaluation of the right operands of a `;` whose left operand must perform an event
