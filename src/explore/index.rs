@@ -469,7 +469,7 @@ impl<T: ZeroedAtomic> Segmented<T> {
         if !self.segments[segment].load(Ordering::Acquire).is_null() {
             return Ok(());
         }
-        let len = ((1usize << self.base_shift << segment) as usize).saturating_mul(self.width);
+        let len = (1usize << self.base_shift << segment).saturating_mul(self.width);
         let bytes = (len as u64).saturating_mul(std::mem::size_of::<T>() as u64);
         let fresh = Box::into_raw(T::try_zeroed(len).ok_or(bytes)?) as *mut T;
         // Ordering: AcqRel on success publishes the zeroed segment; Acquire on failure sees
