@@ -428,6 +428,15 @@ impl KeySet {
         }
     }
 
+    /// Starts loading the slot where a lookup of `key` begins (a hint; keys of more than two
+    /// words are not prefetched).
+    #[inline]
+    pub fn prefetch(&self, key: &[u32]) {
+        if let KeySet::Narrow(set) = self {
+            set.prefetch(narrow(key));
+        }
+    }
+
     /// Keys in the set.
     pub fn len(&self) -> u64 {
         match self {
