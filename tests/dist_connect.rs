@@ -12,6 +12,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use dist::{root, scratch, WEFT};
+use serde_json::Value;
 
 /// What the other program does with a connection, once it has read what the connecting
 /// process sent first.
@@ -144,4 +145,81 @@ fn a_listener_answering_something_else_ends_the_run_at_once() {
         // take seconds to start weft.
         assert!(took < Duration::from_secs(30), "{what}: {took:?}");
     }
+}
+
+/// Process 0's JSON of `weft check MODEL --json` in 2 processes started with timely's short
+/// options `-n 2 -p I -h FILE -w 1`.
+fn check_with_short_options(model: &str) -> Value {
+    let hosts = dist::hostfile(2);
+    let hosts = hosts.to_str().unwrap();
+    let children: Vec<_> = (0..2)
+        .map(|i| {
+            let index = i.to_string();
+            Command::new(WEFT)
+                .args([
+                    "check", model, "--json", "-n", "2", "-p", &index, "-h", hosts,
+                ])
+                .args(["-w", "1"])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut outputs: Vec<String> = children
+        .into_iter()
+        .map(|child| {
+            let out = child.wait_with_output().unwrap();
+            assert_eq!(out.status.code(), Some(1), "a deadlock check fails");
+            String::from_utf8(out.stdout).unwrap()
+        })
+        .collect();
+    assert_eq!(outputs[1], "", "process 1 printed on stdout");
+    serde_json::from_str(outputs.swap_remove(0).trim()).unwrap()
+}
+
+#[test]
+fn timely_short_options_name_the_processes_and_the_host_file() {
+    let model = root().join("examples/dining_philosophers.csp");
+    let model = model.to_str().unwrap();
+    let short = check_with_short_options(model);
+    let (long, code) = dist::weft_distributed_command("check", &[model], 2, 1, &[]);
+    assert_eq!(code, 1);
+    let verdicts = |v: &Value| -> Vec<(Value, Value, Value)> {
+        v["assertions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| {
+                (
+                    a["verdict"].clone(),
+                    a["pairs"].clone(),
+                    a["counterexample"].clone(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(verdicts(&short), verdicts(&long));
+    assert!(short["assertions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|a| a["shared"] == Value::Bool(true)));
+    // `-h` is the host file; help keeps its long form.
+    for command in ["explore", "check", "refines"] {
+        let out = Command::new(WEFT)
+            .args([command, "--help"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{command} --help");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains("-h, --hostfile <FILE>"), "{command}: {text}");
+        assert!(
+            text.contains("-p, --process-index <I>"),
+            "{command}: {text}"
+        );
+    }
+    let (code, stderr) = dist::weft(&["explore", "-h"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("--hostfile"), "{stderr}");
 }

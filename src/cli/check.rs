@@ -25,6 +25,7 @@ use weft::verify::{
 
 /// Arguments of `weft check`.
 #[derive(Args)]
+#[command(disable_help_flag = true)]
 pub struct CheckArgs {
     /// The CSPm script.
     model: PathBuf,

@@ -14,7 +14,8 @@ use weft::ts::TransitionSystem;
 use super::limits::SearchArgs;
 use super::UsageError;
 
-/// Where this process stands in a distributed run (timely dataflow's `-w`, `-n`, `-p`, `-h`).
+/// Where this process stands in a distributed run (timely dataflow's `-w`, `-n`, `-p`, `-h`;
+/// the commands that take them keep `--help` without its short form).
 #[derive(Args, Clone, Debug, Default)]
 pub struct DistArgs {
     /// Processes of a distributed run, each started with the same model and options and its
@@ -23,11 +24,11 @@ pub struct DistArgs {
     pub processes: Option<usize>,
     /// This process's index in a distributed run, from 0 to N-1 (default 0); process 0
     /// prints the results.
-    #[arg(long, value_name = "I")]
+    #[arg(long, short = 'p', value_name = "I")]
     pub process_index: Option<usize>,
     /// A file of `host:port` lines, one per process in index order (default:
     /// localhost:2101, localhost:2102, ...).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, short = 'h', value_name = "FILE")]
     pub hostfile: Option<PathBuf>,
     /// Worker threads of each process of a distributed run (default 1). With one process,
     /// runs the distributed engine with this many workers in this process.
@@ -42,6 +43,9 @@ pub struct DistArgs {
     /// starts again with wider ones).
     #[arg(long, value_name = "WORDS", hide = true)]
     pub first_key_words: Option<usize>,
+    /// Print help (`-h` is the host file, as in timely dataflow's options).
+    #[arg(long, action = clap::ArgAction::Help)]
+    pub help: Option<bool>,
 }
 
 impl DistArgs {

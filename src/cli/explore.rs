@@ -20,6 +20,7 @@ use super::limits::SearchArgs;
 use super::{UsageError, EXIT_HOLDS};
 
 #[derive(Args)]
+#[command(disable_help_flag = true)]
 pub struct ExploreArgs {
     /// The model: an LTS (`.aut`, `.aut.gz`) or a CSPm script (`.csp`, `.cspm`).
     model: PathBuf,

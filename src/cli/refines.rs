@@ -20,6 +20,7 @@ use super::limits::SearchArgs;
 
 /// Arguments of `weft refines`.
 #[derive(Args)]
+#[command(disable_help_flag = true)]
 pub struct RefinesArgs {
     /// The specification (an `.aut` or `.aut.gz` file, or `FILE.csp:PROCESS`).
     spec: String,
