@@ -551,16 +551,18 @@ fn children_moves<'n, X: Copy>(
     (from, bs)
 }
 
-/// Indexes by label the moves of the first `n` children of the node whose boundaries start
+/// Indexes by label the moves of children 1 to `n - 1` of the node whose boundaries start
 /// at `bs` (those with at least [`INDEXED_MOVES`] moves; `n` = 0 clears the index), for
-/// [`sync_moves`] of that node. The index of a node is built after its children are
-/// combined and used before any other node is, so one buffer serves every node.
+/// [`sync_moves`] of that node. Child 0 is never indexed: a synchronised move is driven by
+/// its first participant, so [`sync_moves`] never looks child 0's moves up. The index of a
+/// node is built after its children are combined and used before any other node is, so one
+/// buffer serves every node.
 fn index_children<X>(s: &mut Scratch<X>, bs: usize, n: usize) {
     s.index.clear();
     s.index_of.clear();
     for c in 0..n {
         let (lo, hi) = (s.bounds[bs + c], s.bounds[bs + c + 1]);
-        if hi - lo < INDEXED_MOVES {
+        if c == 0 || hi - lo < INDEXED_MOVES {
             s.index_of.push(None);
             continue;
         }
