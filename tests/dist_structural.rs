@@ -331,6 +331,7 @@ fn a_run_killed_right_after_starting_again_with_wider_keys_resumes_with_the_same
         fingerprint: 7,
         process: 0,
         processes: 1,
+        key_restarts: 0,
     };
     let last_level = Arc::new(std::sync::Mutex::new(0u32));
     let copied = Arc::new(std::sync::atomic::AtomicBool::new(false));

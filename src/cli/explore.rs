@@ -289,6 +289,7 @@ fn persistence(
         fingerprint: model_fingerprint(args)?,
         process,
         processes,
+        key_restarts: 0,
     }))
 }
 
