@@ -12,7 +12,10 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use dist::{hostfile, root, scratch, spawn_distributed, weft, weft_distributed_command, WEFT};
+use dist::{
+    default_process, hostfile, root, scratch, spawn_distributed, weft, weft_distributed_command,
+    WEFT,
+};
 use serde_json::Value;
 use weft::csp::{load_script, CspSystem};
 use weft::dist::{explore_distributed, Cluster, DistOptions};
@@ -85,22 +88,6 @@ fn same_numbering<T: TransitionSystem + Send + 'static>(ts: Arc<T>, what: &str) 
     for (id, words) in &run.states {
         assert_eq!(words, &expected[id.index()], "{what}: state {}", id.0);
     }
-}
-
-/// The process `weft explore` explores by default: `SYSTEM` if defined, else the last
-/// process declared.
-fn default_process(script: &weft::csp::Script) -> weft::csp::Proc {
-    let names = script.definition_names();
-    let name = if names.contains(&"SYSTEM") {
-        "SYSTEM"
-    } else {
-        names
-            .iter()
-            .rev()
-            .find(|n| script.process(n, &[]).is_ok())
-            .expect("a process")
-    };
-    script.process(name, &[]).unwrap()
 }
 
 #[test]

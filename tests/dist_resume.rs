@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use dist::{root, scratch, weft_distributed_command};
+use dist::{default_process, root, scratch, weft_distributed_command};
 use weft::csp::{load_script, CspSystem};
 use weft::dist::checkpoint::Persistence;
 use weft::dist::{explore_distributed, Cluster, DistExploration, DistOptions};
@@ -28,10 +28,10 @@ fn script() -> PathBuf {
     root().join("tests/corpus/csp/cspmf_parser_inputs/ex.csp")
 }
 
-/// `ex.csp`'s `SYSTEM`, as `weft explore` explores it.
+/// The process of `ex.csp` that `weft explore` explores.
 fn system() -> CspSystem {
     let script = Arc::new(load_script(&script()).unwrap());
-    let process = script.process("SYSTEM", &[]).unwrap();
+    let process = default_process(&script);
     CspSystem::new(&script, &process).unwrap()
 }
 
@@ -47,7 +47,11 @@ fn parse(name: &str) -> Option<(u64, u64, u64)> {
     let rest = name.strip_prefix("worker-")?.strip_suffix(".ckpt")?;
     let (worker, rest) = rest.split_once("-words-")?;
     let (width, level) = rest.split_once("-level-")?;
-    Some((worker.parse().ok()?, width.parse().ok()?, level.parse().ok()?))
+    Some((
+        worker.parse().ok()?,
+        width.parse().ok()?,
+        level.parse().ok()?,
+    ))
 }
 
 /// Copies every part in `dir` not yet in `pool` there (a part a worker removes meanwhile is
@@ -131,7 +135,10 @@ fn torn(worker: u64, width: u64, level: u64) -> Placed {
 fn make_folder(pool: &Path, dir: &Path, placed: &[Placed], split: bool) {
     let _ = std::fs::remove_dir_all(dir);
     for p in placed {
-        let name = format!("worker-{}-words-{}-level-{}.ckpt", p.worker, p.width, p.level);
+        let name = format!(
+            "worker-{}-words-{}-level-{}.ckpt",
+            p.worker, p.width, p.level
+        );
         let process = if split { p.worker } else { 0 };
         let folder = dir.join(format!("process-{process}"));
         std::fs::create_dir_all(&folder).unwrap();
@@ -176,10 +183,18 @@ fn a_run_killed_anywhere_in_starting_again_with_wider_keys_resumes_with_the_same
     let widths: Vec<u64> = written.keys().copied().collect();
     assert!(widths.len() >= 2, "parts of two widths: {written:?}");
     let (narrow, wide) = (widths[widths.len() - 2], widths[widths.len() - 1]);
-    assert_eq!(wide, words as u64 + 1, "the widest parts are of the final keys");
+    assert_eq!(
+        wide,
+        words as u64 + 1,
+        "the widest parts are of the final keys"
+    );
     let last_narrow = *written[&narrow].keys().max().unwrap();
     for (width, level) in [(narrow, last_narrow), (wide, 1), (wide, 2)] {
-        assert_eq!(written[&width][&level], vec![0, 1], "{width} words, level {level}");
+        assert_eq!(
+            written[&width][&level],
+            vec![0, 1],
+            "{width} words, level {level}"
+        );
     }
     let n = |worker| part(worker, narrow, last_narrow);
     let cases: Vec<(&str, Vec<Placed>)> = vec![
@@ -263,6 +278,9 @@ fn a_run_killed_anywhere_in_starting_again_with_wider_keys_resumes_with_the_same
         let error = run(persistence(None, Some(folder.clone())), None)
             .expect_err("no whole level")
             .to_string();
-        assert!(error.contains("every worker of the run wrote whole"), "{error}");
+        assert!(
+            error.contains("every worker of the run wrote whole"),
+            "{error}"
+        );
     }
 }

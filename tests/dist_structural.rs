@@ -19,7 +19,7 @@ mod dist;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use dist::{root, scratch, weft_distributed_command, WEFT};
+use dist::{default_process, root, scratch, weft_distributed_command, WEFT};
 use serde_json::Value;
 use weft::csp::{load_script, CspSystem, Script};
 use weft::dist::{explore_distributed, Cluster, DistOptions};
@@ -39,22 +39,6 @@ fn corpus(name: &str) -> PathBuf {
     root()
         .join("tests/corpus/csp/cspmf_parser_inputs")
         .join(name)
-}
-
-/// The process `weft explore` explores by default: `SYSTEM` if defined, else the last
-/// process declared.
-fn default_process(script: &Script) -> weft::csp::Proc {
-    let names = script.definition_names();
-    let name = if names.contains(&"SYSTEM") {
-        "SYSTEM"
-    } else {
-        names
-            .iter()
-            .rev()
-            .find(|n| script.process(n, &[]).is_ok())
-            .expect("a process")
-    };
-    script.process(name, &[]).unwrap()
 }
 
 fn system(name: &str) -> CspSystem {

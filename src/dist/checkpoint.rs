@@ -133,7 +133,11 @@ fn parse_name(name: &str) -> Option<(u64, u64, u64)> {
     let rest = name.strip_prefix("worker-")?.strip_suffix(".ckpt")?;
     let (worker, rest) = rest.split_once("-words-")?;
     let (width, level) = rest.split_once("-level-")?;
-    Some((worker.parse().ok()?, width.parse().ok()?, level.parse().ok()?))
+    Some((
+        worker.parse().ok()?,
+        width.parse().ok()?,
+        level.parse().ok()?,
+    ))
 }
 
 /// The workers, widths and levels of the parts in process `process`'s folder of `dir`.
@@ -267,7 +271,10 @@ pub(super) fn read_part(
         ))
     };
     let file = std::fs::File::open(&path).map_err(|e| {
-        PartFailure::Damaged(format!("cannot read the checkpoint {}: {e}", path.display()))
+        PartFailure::Damaged(format!(
+            "cannot read the checkpoint {}: {e}",
+            path.display()
+        ))
     })?;
     let size = file.metadata().map(|m| m.len()).unwrap_or(u64::MAX);
     let mut input = BufReader::with_capacity(1 << 20, file);
@@ -433,7 +440,18 @@ mod tests {
         // A wider keys' part beside: both listed, widest first; keeping one removes the other.
         let wide = KeySet::new(6);
         wide.insert(&[1, 2, 3, 4, 5, 6]);
-        write_part(&dir, 1, &Head { width: 6, levels: 1, ..head }, &[], &wide).expect("writes");
+        write_part(
+            &dir,
+            1,
+            &Head {
+                width: 6,
+                levels: 1,
+                ..head
+            },
+            &[],
+            &wide,
+        )
+        .expect("writes");
         write_part(&dir, 1, &Head { levels: 6, ..head }, &[], &owned).expect("writes");
         assert_eq!(parts_of(&dir, 1, 2), vec![(6, 1), (3, 6), (3, 5)]);
         remove_others(&dir, 1, 2, (3, 6));

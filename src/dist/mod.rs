@@ -318,8 +318,7 @@ fn explore_structural<T: TransitionSystem>(
                     worker: worker.index() as u64,
                     ..Default::default()
                 };
-                let part =
-                    resume::agree_and_read(worker, &mut channel, dir, p, &expected, None)?;
+                let part = resume::agree_and_read(worker, &mut channel, dir, p, &expected, None)?;
                 // The part's keys: the node's word, then the state's.
                 width = (part.head.width as usize).saturating_sub(1).max(3);
                 restarts = u32::try_from(part.head.key_restarts).unwrap_or(u32::MAX);

@@ -156,7 +156,10 @@ where
     };
     // The keys of the level being expanded and of the next one, one after another.
     let mut frontier: Vec<u32> = Vec::new();
-    let resumed = match (resumed, persist.and_then(|p| Some((p, p.resume.as_deref()?)))) {
+    let resumed = match (
+        resumed,
+        persist.and_then(|p| Some((p, p.resume.as_deref()?))),
+    ) {
         (Some(part), _) => Some(part),
         (None, Some((persist, dir))) => Some(super::resume::agree_and_read(
             worker,

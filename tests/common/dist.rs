@@ -158,3 +158,19 @@ pub fn weft(args: &[&str]) -> (i32, String) {
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
 }
+
+/// The process `weft explore` explores by default: `SYSTEM` if defined, else the last
+/// process declared.
+pub fn default_process(script: &weft::csp::Script) -> weft::csp::Proc {
+    let names = script.definition_names();
+    let name = if names.contains(&"SYSTEM") {
+        "SYSTEM"
+    } else {
+        names
+            .iter()
+            .rev()
+            .find(|n| script.process(n, &[]).is_ok())
+            .expect("a process")
+    };
+    script.process(name, &[]).unwrap()
+}
