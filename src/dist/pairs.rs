@@ -44,6 +44,21 @@ const POLL_EVERY: usize = 256;
 pub struct ClusterPairSearch {
     connect: Connector,
     first_key_words: Option<usize>,
+    /// What the keys of the searches made since the last [`ClusterPairSearch::take_keys`]
+    /// came to (a run makes its searches one after another).
+    keys: std::sync::Mutex<SearchKeys>,
+}
+
+/// What the keys of the searches of products keyed by their implementation's structural
+/// encoding came to: the words of the last one's, and how many times a search started again
+/// with keys twice as wide (for products of fixed-width encodings: `None` and 0).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SearchKeys {
+    /// The words of the implementation state's keys of the last search that ended, if its
+    /// product was keyed by its structural encoding.
+    pub key_words: Option<usize>,
+    /// Searches that met keys too narrow (each then made again with keys twice as wide).
+    pub key_restarts: u32,
 }
 
 impl ClusterPairSearch {
@@ -52,7 +67,14 @@ impl ClusterPairSearch {
         ClusterPairSearch {
             connect,
             first_key_words: None,
+            keys: std::sync::Mutex::default(),
         }
+    }
+
+    /// What the keys of the searches made since the last call came to (and forgets it): the
+    /// CLI reports it for each assertion.
+    pub fn take_keys(&self) -> SearchKeys {
+        std::mem::take(&mut *self.keys.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
     /// The same, the products of an implementation keyed by its structural encoding starting
@@ -77,7 +99,17 @@ impl SharedPairSearch for ClusterPairSearch {
             e => SharedSearchError::Failed(e.to_string()),
         };
         let connected = (self.connect)().map_err(failed)?;
-        search_pairs(product, connected, opts, stop).map_err(failed)
+        let searched = search_pairs(product, connected, opts, stop).map_err(failed);
+        let mut keys = self.keys.lock().unwrap_or_else(|e| e.into_inner());
+        match &searched {
+            Err(SharedSearchError::KeysTooNarrow) => keys.key_restarts += 1,
+            // A product keyed by a structural encoding: the node's word, then the state's.
+            Ok(_) if product.trouble().is_some() => {
+                keys.key_words = Some(product.key_width().saturating_sub(1))
+            }
+            _ => {}
+        }
+        searched
     }
 
     fn first_key_words(&self) -> Option<usize> {
