@@ -11,41 +11,15 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use dist::{
-    hostfile, root, scratch, weft, weft_distributed_command, weft_distributed_output, WEFT,
+    hostfile, root, scratch, weft, weft_distributed_command, weft_distributed_output, weft_single,
+    without_timings, WEFT,
 };
 use serde_json::Value;
 
 /// `weft check FILE --json` (or `weft refines ...`) in one process with 2 threads.
 fn weft_json(command: &str, args: &[&str]) -> (Value, i32) {
-    let out = Command::new(WEFT)
-        .arg(command)
-        .args(args)
-        .args(["--json", "--threads", "2"])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    let value = serde_json::from_str(text.trim())
-        .unwrap_or_else(|e| panic!("{args:?}: not JSON ({e}): {text}"));
-    (value, out.status.code().unwrap_or(-1))
-}
-
-/// `value` without its timings, thread counts and memory figures (which differ between runs),
-/// and without whether a search was shared among processes.
-fn without_timings(value: &Value) -> Value {
-    match value {
-        Value::Object(map) => Value::Object(
-            map.iter()
-                .filter(|(k, _)| {
-                    !(["seconds", "threads", "peak_memory", "shared"].contains(&k.as_str())
-                        || k.contains("bytes")
-                        || k.contains("per_second"))
-                })
-                .map(|(k, v)| (k.clone(), without_timings(v)))
-                .collect(),
-        ),
-        Value::Array(items) => Value::Array(items.iter().map(without_timings).collect()),
-        other => other.clone(),
-    }
+    let args: Vec<&str> = args.iter().copied().chain(["--threads", "2"]).collect();
+    weft_single(command, &args)
 }
 
 /// Whether a distributed run shares an assertion's search: a refinement in the traces,

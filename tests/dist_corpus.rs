@@ -17,10 +17,8 @@
 mod dist;
 
 use std::path::PathBuf;
-use std::process::Command;
 
-use dist::{root, weft_distributed_command, WEFT};
-use serde_json::Value;
+use dist::{figures, root, weft_distributed_command, weft_single};
 
 /// States a run keeps at most.
 const MAX_STATES: &str = "20000";
@@ -58,22 +56,6 @@ const STRUCTURAL: [&str; 4] = [
     "/subtype_nametype_ex.csp",
 ];
 
-/// What a run must give alike in every layout.
-fn figures(run: &Value) -> Vec<String> {
-    [
-        "states",
-        "transitions",
-        "deadlocks",
-        "levels",
-        "complete",
-        "stopped",
-        "deadlock_trace",
-    ]
-    .iter()
-    .map(|f| format!("{f}: {}", run[f]))
-    .collect()
-}
-
 #[test]
 fn every_example_and_corpus_script_explores_alike_in_two_and_three_processes() {
     let (mut compared, mut with_deadlocks, mut stopped) = (0, 0, 0);
@@ -81,16 +63,8 @@ fn every_example_and_corpus_script_explores_alike_in_two_and_three_processes() {
     for path in scripts() {
         let script = path.to_str().unwrap();
         let explore = |layout: &[&str]| {
-            let out = Command::new(WEFT)
-                .args(["explore", script, "--json", "--trace"])
-                .args(["--max-states", MAX_STATES])
-                .args(layout)
-                .output()
-                .unwrap();
-            let text = String::from_utf8_lossy(&out.stdout);
-            let value: Value = serde_json::from_str(text.trim())
-                .unwrap_or_else(|e| panic!("{script}: not JSON ({e}): {text}"));
-            (value, out.status.code().unwrap_or(-1))
+            let args = [script, "--trace", "--max-states", MAX_STATES];
+            weft_single("explore", &[&args[..], layout].concat())
         };
         let (single, code) = explore(&["--threads", "2"]);
         if single.get("error").is_some() {

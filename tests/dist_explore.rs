@@ -12,7 +12,10 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use dist::{hostfile, root, scratch, spawn_distributed, weft, weft_distributed_command, WEFT};
+use dist::{
+    default_process, figures, hostfile, root, scratch, weft, weft_distributed_command,
+    weft_distributed_outputs, weft_single, WEFT,
+};
 use serde_json::Value;
 use weft::csp::{load_script, CspSystem};
 use weft::dist::{explore_distributed, Cluster, DistOptions};
@@ -87,22 +90,6 @@ fn same_numbering<T: TransitionSystem + Send + 'static>(ts: Arc<T>, what: &str) 
     }
 }
 
-/// The process `weft explore` explores by default: `SYSTEM` if defined, else the last
-/// process declared.
-fn default_process(script: &weft::csp::Script) -> weft::csp::Proc {
-    let names = script.definition_names();
-    let name = if names.contains(&"SYSTEM") {
-        "SYSTEM"
-    } else {
-        names
-            .iter()
-            .rev()
-            .find(|n| script.process(n, &[]).is_ok())
-            .expect("a process")
-    };
-    script.process(name, &[]).unwrap()
-}
-
 #[test]
 fn workers_number_states_canonically() {
     for model in models() {
@@ -146,17 +133,7 @@ fn a_state_limit_keeps_the_first_states_in_canonical_order() {
 
 /// Runs `weft explore MODEL --json ARGS`; returns its JSON output and exit code.
 fn weft_explore(model: &Path, args: &[&str]) -> (Value, i32) {
-    let out = Command::new(WEFT)
-        .arg("explore")
-        .arg(model)
-        .arg("--json")
-        .args(args)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    let value = serde_json::from_str(text.trim())
-        .unwrap_or_else(|e| panic!("{}: not JSON ({e}): {text}", model.display()));
-    (value, out.status.code().unwrap_or(-1))
+    weft_single("explore", &[&[model.to_str().unwrap()], args].concat())
 }
 
 /// Runs `processes` weft processes of `workers` workers each on `model`; returns process 0's
@@ -177,16 +154,7 @@ fn weft_distributed(
 }
 
 fn assert_same_run(single: &Value, distributed: &Value, what: &str) {
-    for field in [
-        "states",
-        "transitions",
-        "deadlocks",
-        "levels",
-        "complete",
-        "deadlock_trace",
-    ] {
-        assert_eq!(single[field], distributed[field], "{what}: {field}");
-    }
+    assert_eq!(figures(distributed), figures(single), "{what}");
 }
 
 #[test]
@@ -203,6 +171,10 @@ fn two_and_three_processes_give_the_single_process_results() {
         assert_eq!(two["processes"], 2);
         assert_eq!(two["workers"], 1);
         assert_eq!(two["threads"], 2);
+        // Fixed-width encodings: no keys widened (and one process says nothing of keys).
+        assert_eq!(two["key_restarts"], 0, "{what}");
+        assert!(two.get("key_words").is_none(), "{what}");
+        assert!(single.get("key_restarts").is_none(), "{what}");
     }
     assert!(traces >= 3, "the models include deadlocks");
     for model in [
@@ -385,31 +357,6 @@ fn wide_model() -> PathBuf {
     path
 }
 
-/// `weft explore MODEL --json` in `processes` processes of `workers` workers with `extra`,
-/// each process's output and exit code (for runs that end in an error in every process).
-fn weft_distributed_outputs(
-    model: &Path,
-    processes: usize,
-    workers: usize,
-    extra: &[&str],
-) -> Vec<(String, i32)> {
-    let model = model.display().to_string();
-    let extra: Vec<&str> = ["--connect-timeout", "20s"]
-        .into_iter()
-        .chain(extra.iter().copied())
-        .collect();
-    spawn_distributed("explore", &[&model], processes, workers, &extra)
-        .into_iter()
-        .map(|child| {
-            let out = child.wait_with_output().unwrap();
-            (
-                String::from_utf8_lossy(&out.stdout).into_owned(),
-                out.status.code().unwrap_or(-1),
-            )
-        })
-        .collect()
-}
-
 /// A distributed exploration stopped by a state limit, with a checkpoint at every level
 /// boundary, and resumed from it ends with the counts of a run never interrupted: for a
 /// system of one-word states and one of wide states, with one and two workers a process.
@@ -469,7 +416,8 @@ fn a_checkpointed_distributed_exploration_resumes_with_the_same_counts() {
         }
         for (processes, other_workers) in others {
             for (out, code) in weft_distributed_outputs(
-                &model,
+                "explore",
+                &[model.to_str().unwrap()],
                 processes,
                 other_workers,
                 &["--resume", checkpoint_arg],

@@ -19,9 +19,11 @@ mod dist;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use dist::{root, scratch, weft_distributed_command, WEFT};
+use dist::{
+    default_process, figures, root, scratch, weft_distributed_command, weft_single, without_timings,
+};
 use serde_json::Value;
-use weft::csp::{load_script, CspSystem, Script};
+use weft::csp::{load_script, CspSystem};
 use weft::dist::{explore_distributed, Cluster, DistOptions};
 use weft::explore::{explore, ExploreOptions, StopSignal};
 use weft::threads::Threads;
@@ -39,22 +41,6 @@ fn corpus(name: &str) -> PathBuf {
     root()
         .join("tests/corpus/csp/cspmf_parser_inputs")
         .join(name)
-}
-
-/// The process `weft explore` explores by default: `SYSTEM` if defined, else the last
-/// process declared.
-fn default_process(script: &Script) -> weft::csp::Proc {
-    let names = script.definition_names();
-    let name = if names.contains(&"SYSTEM") {
-        "SYSTEM"
-    } else {
-        names
-            .iter()
-            .rev()
-            .find(|n| script.process(n, &[]).is_ok())
-            .expect("a process")
-    };
-    script.process(name, &[]).unwrap()
 }
 
 fn system(name: &str) -> CspSystem {
@@ -134,34 +120,13 @@ fn workers_number_structurally_keyed_states_canonically_whatever_restarts() {
 
 /// `weft explore SCRIPT --json ARGS` in one process.
 fn weft_explore(script: &str, args: &[&str]) -> (Value, i32) {
-    let out = std::process::Command::new(WEFT)
-        .args(["explore", script, "--json"])
-        .args(args)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    let value: Value = serde_json::from_str(text.trim())
-        .unwrap_or_else(|e| panic!("{script}: not JSON ({e}): {text}"));
-    (value, out.status.code().unwrap_or(-1))
-}
-
-fn figures(run: &Value) -> Vec<String> {
-    [
-        "states",
-        "transitions",
-        "deadlocks",
-        "levels",
-        "complete",
-        "stopped",
-        "deadlock_trace",
-    ]
-    .iter()
-    .map(|f| format!("{f}: {}", run[f]))
-    .collect()
+    weft_single("explore", &[&[script], args].concat())
 }
 
 /// Every process starts again with wider keys at the same level: the results of one process,
-/// in layouts 1x2, 2x1 and 3x2, with a state limit that stops the run or not.
+/// in layouts 1x1, 1x2, 1x4, 2x1 and 3x2, with a state limit that stops the run or not; the
+/// JSON says the keys' final words and how many times the run started again with wider ones
+/// (the same in every layout; one process says neither).
 #[test]
 fn processes_start_again_with_wider_keys_together() {
     for name in ["ex.csp", "Andrew.csp"] {
@@ -171,14 +136,31 @@ fn processes_start_again_with_wider_keys_together() {
             let args = ["--trace", "--max-states", limit];
             let (single, code) = weft_explore(script, &[&args[..], &["--threads", "2"]].concat());
             assert!(single["error"].is_null(), "{name}: {single}");
-            for (processes, workers) in [(1, 2), (2, 1), (3, 2)] {
-                for first in ["3", "16"] {
+            assert!(single.get("key_words").is_none(), "{name}: {single}");
+            assert!(single.get("key_restarts").is_none(), "{name}: {single}");
+            for first in ["3", "16"] {
+                let mut keys = None;
+                for (processes, workers) in [(1, 1), (1, 2), (1, 4), (2, 1), (3, 2)] {
                     let extra = [&args[..], &["--first-key-words", first]].concat();
                     let (run, run_code) =
                         weft_distributed_command("explore", &[script], processes, workers, &extra);
                     let what = format!("{name} ({limit}), {processes}x{workers}, keys of {first}");
                     assert_eq!(run_code, code, "{what}: {run}");
                     assert_eq!(figures(&run), figures(&single), "{what}");
+                    let words = run["key_words"].as_u64().expect("structural keys");
+                    let restarts = run["key_restarts"].as_u64().expect("restarts");
+                    if first == "3" {
+                        assert!(restarts >= 1, "{what}: keys of 3 words hold no state");
+                    }
+                    // The first keys (those asked for, or those the initial state needs),
+                    // twice as wide at each restart.
+                    let base = words >> restarts;
+                    assert_eq!(base << restarts, words, "{what}: {restarts} restarts");
+                    assert!(base >= first.parse().unwrap(), "{what}: {words} words");
+                    match keys {
+                        None => keys = Some((words, restarts)),
+                        Some(keys) => assert_eq!((words, restarts), keys, "{what}"),
+                    }
                 }
             }
         }
@@ -240,49 +222,35 @@ fn a_checkpointed_structurally_keyed_run_resumes_with_the_same_counts() {
     }
 }
 
-/// `value` without its timings, thread counts and memory figures (which differ between runs),
-/// and without whether a search was shared among processes.
-fn without_timings(value: &Value) -> Value {
-    match value {
-        Value::Object(map) => Value::Object(
-            map.iter()
-                .filter(|(k, _)| {
-                    !(["seconds", "threads", "peak_memory", "shared"].contains(&k.as_str())
-                        || k.contains("bytes")
-                        || k.contains("per_second"))
-                })
-                .map(|(k, v)| (k.clone(), without_timings(v)))
-                .collect(),
-        ),
-        Value::Array(items) => Value::Array(items.iter().map(without_timings).collect()),
-        other => other.clone(),
-    }
-}
-
 /// `weft check` of the one corpus script of this kind with assertions (`Andrew.csp`: three
-/// trace refinements, one failing) in layouts 1x2, 2x1 and 3x2 gives one process's verdicts,
-/// counts and counterexamples, every search shared: the product keys its implementation's
+/// trace refinements, one failing) in layouts 1x2, 2x1 and 3x2 (and 2x1, 3x1 from keys of 3
+/// words) gives one process's verdicts, counts and counterexamples, every search shared: the product keys its implementation's
 /// states by their structural encoding (`src/explore/keyed/structural.rs`), from the default
 /// keys, and from keys of 3 words, which hold no state of it, so that every search starts
 /// again with wider keys, in every process alike, until they hold every pair. One process
-/// searches indexed (its structural encodings, kept whole, would take 64 KB a pair).
+/// searches indexed (its structural encodings, kept whole, would take 64 KB a pair). Each
+/// assertion's JSON says its keys' final words and how many times its searches started again
+/// with wider keys, the same in every layout (one process says neither).
 #[test]
 fn checks_of_a_structurally_keyed_script_are_shared_and_give_the_single_process_results() {
     let script = corpus("Andrew.csp");
     let script = script.to_str().unwrap();
-    let out = std::process::Command::new(WEFT)
-        .args(["check", script, "--json", "--threads", "2"])
-        .output()
-        .unwrap();
-    let single: Value = serde_json::from_str(String::from_utf8_lossy(&out.stdout).trim()).unwrap();
-    let code = out.status.code().unwrap_or(-1);
+    let (single, code) = weft_single("check", &[script, "--threads", "2"]);
     let assertions = single["assertions"].as_array().unwrap();
     assert_eq!(assertions.len(), 3);
     assert_eq!(assertions.iter().filter(|a| a["holds"] == false).count(), 1);
     for a in assertions {
         assert_eq!(a["shared"], false, "{}", a["assertion"]);
     }
-    let layouts = [(1, 2, None), (2, 1, None), (3, 2, None), (2, 1, Some("3"))];
+    let layouts = [
+        (1, 2, None),
+        (2, 1, None),
+        (3, 2, None),
+        (2, 1, Some("3")),
+        (3, 1, Some("3")),
+    ];
+    // Per first keys, what the keys of each assertion's searches came to in the first layout.
+    let mut keys: std::collections::HashMap<Option<&str>, Vec<(u64, u64)>> = Default::default();
     for (processes, workers, first) in layouts {
         let extra: Vec<&str> = first.map_or(vec![], |w| vec!["--first-key-words", w]);
         let (run, run_code) =
@@ -290,9 +258,22 @@ fn checks_of_a_structurally_keyed_script_are_shared_and_give_the_single_process_
         let what = format!("{processes}x{workers}, keys of {first:?} words to begin with");
         assert_eq!(run_code, code, "{what}");
         assert_eq!(without_timings(&run), without_timings(&single), "{what}");
+        let mut these = Vec::new();
         for a in run["assertions"].as_array().unwrap() {
             assert_eq!(a["shared"], true, "{what}: {}", a["assertion"]);
+            let words = a["key_words"].as_u64().expect("keyed structurally");
+            let restarts = a["key_restarts"].as_u64().expect("restarts");
+            if first.is_some() {
+                assert!(restarts >= 1, "{what}: {}", a["assertion"]);
+            }
+            these.push((words, restarts));
         }
+        let expected = keys.entry(first).or_insert_with(|| these.clone());
+        assert_eq!(&these, expected, "{what}: the same keys in every layout");
+    }
+    for a in assertions {
+        assert!(a.get("key_words").is_none(), "one process: {a}");
+        assert!(a.get("key_restarts").is_none(), "one process: {a}");
     }
 }
 
@@ -331,6 +312,7 @@ fn a_run_killed_right_after_starting_again_with_wider_keys_resumes_with_the_same
         fingerprint: 7,
         process: 0,
         processes: 1,
+        key_restarts: 0,
     };
     let last_level = Arc::new(std::sync::Mutex::new(0u32));
     let copied = Arc::new(std::sync::atomic::AtomicBool::new(false));

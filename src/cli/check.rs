@@ -78,7 +78,10 @@ pub fn run(args: &CheckArgs) -> Result<i32> {
         Some(c) => weft::threads::Threads::new(c.workers)?,
         None => args.search.threads(),
     };
-    let distributed = cluster.map(|c| shared_searches(c, &args.dist));
+    let cluster_searches = cluster.map(|c| shared_searches(c, &args.dist));
+    let distributed = cluster_searches
+        .clone()
+        .map(|s| s as weft::refine::SharedSearches);
     // The progress line, and whether it counts product pairs.
     let line: Arc<Mutex<Option<(LevelProgress, &str)>>> = Arc::new(Mutex::new(None));
     let progress_line = line.clone();
@@ -116,7 +119,10 @@ pub fn run(args: &CheckArgs) -> Result<i32> {
         }),
     };
     let mut run = AssertionRun::new(script.clone(), opts);
+    // In a distributed run, what the keys of each assertion's shared searches came to.
+    let mut search_keys = Vec::new();
     let results = run.run_all(|r| {
+        search_keys.push(cluster_searches.as_ref().map(|s| s.take_keys()));
         // Diagnostics in every process (each has its own standard error); results in one.
         report_diagnostics(r);
         if prints && !args.json {
@@ -134,7 +140,20 @@ pub fn run(args: &CheckArgs) -> Result<i32> {
     };
     if !prints {
     } else if args.json {
-        let assertions: Vec<_> = results.iter().map(result_json).collect();
+        let assertions: Vec<_> = results
+            .iter()
+            .zip(&search_keys)
+            .map(|(r, keys)| {
+                let mut value = result_json(r);
+                if let Some(keys) = keys {
+                    if let Some(words) = keys.key_words {
+                        value["key_words"] = words.into();
+                    }
+                    value["key_restarts"] = keys.key_restarts.into();
+                }
+                value
+            })
+            .collect();
         let errors: Vec<_> = script
             .errors()
             .iter()

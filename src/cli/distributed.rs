@@ -149,7 +149,10 @@ fn connector(
 /// The shared searches of `weft check` and `weft refines` in a distributed run, over the
 /// connections of [`connector`] (`dist`'s `--connect-timeout`; and its hidden
 /// `--first-key-words` for an implementation keyed by its structural encoding).
-pub(crate) fn shared_searches(cluster: Cluster, dist: &DistArgs) -> weft::refine::SharedSearches {
+pub(crate) fn shared_searches(
+    cluster: Cluster,
+    dist: &DistArgs,
+) -> Arc<weft::dist::pairs::ClusterPairSearch> {
     Arc::new(
         weft::dist::pairs::ClusterPairSearch::new(connector(cluster, dist.connect_timeout))
             .with_first_key_words(dist.first_key_words),

@@ -163,8 +163,22 @@ pub(crate) struct Explored {
     pub written: bool,
     /// The labels of a shortest path to the first deadlock (`--trace`, when there is one).
     pub deadlock_trace: Option<Vec<String>>,
-    /// Processes and workers per process of a distributed run.
-    pub distribution: Option<(usize, usize)>,
+    /// How a distributed run was made.
+    pub distribution: Option<Distribution>,
+}
+
+/// How a distributed exploration was made.
+pub(crate) struct Distribution {
+    /// Processes of the run.
+    pub processes: usize,
+    /// Workers in each process.
+    pub workers: usize,
+    /// For a model keyed by its structural encoding: the words of the keys of the search that
+    /// gave the result (`None` for a fixed-width encoding).
+    pub key_words: Option<usize>,
+    /// Times the search started again with keys twice as wide (0 for a fixed-width
+    /// encoding); a resumed run counts those of the run that wrote its checkpoint.
+    pub key_restarts: u32,
 }
 
 /// Prints a distributed run's results in process 0 only (the others print nothing).
@@ -178,7 +192,12 @@ fn report_distributed(
         stats: result.stats.clone(),
         written: false,
         deadlock_trace: result.deadlock_trace.clone(),
-        distribution: Some((result.processes, result.workers)),
+        distribution: Some(Distribution {
+            processes: result.processes,
+            workers: result.workers,
+            key_words: result.key_words,
+            key_restarts: result.key_restarts,
+        }),
     };
     if process == 0 {
         return report(&explored, args, terms);
@@ -290,6 +309,7 @@ fn persistence(
         fingerprint: model_fingerprint(args)?,
         process,
         processes,
+        key_restarts: 0,
     }))
 }
 
@@ -335,9 +355,13 @@ pub(crate) fn report(
     let stats = &explored.stats;
     if args.json {
         let mut value = serde_json::to_value(stats)?;
-        if let Some((processes, workers)) = explored.distribution {
-            value["processes"] = processes.into();
-            value["workers"] = workers.into();
+        if let Some(d) = &explored.distribution {
+            value["processes"] = d.processes.into();
+            value["workers"] = d.workers.into();
+            if let Some(words) = d.key_words {
+                value["key_words"] = words.into();
+            }
+            value["key_restarts"] = d.key_restarts.into();
         }
         if args.trace {
             value["deadlock_trace"] = serde_json::to_value(&explored.deadlock_trace)?;
@@ -356,9 +380,13 @@ pub(crate) fn report(
         println!("seconds:           {:.3}", stats.seconds);
         println!("states per second: {:.0}", stats.states_per_second);
         println!("threads:           {}", stats.threads);
-        if let Some((processes, workers)) = explored.distribution {
-            println!("processes:         {processes}");
-            println!("workers:           {workers} per process");
+        if let Some(d) = &explored.distribution {
+            println!("processes:         {}", d.processes);
+            println!("workers:           {} per process", d.workers);
+            if let Some(words) = d.key_words {
+                println!("key words:         {words}");
+            }
+            println!("key restarts:      {}", d.key_restarts);
         }
         if args.trace {
             match &explored.deadlock_trace {

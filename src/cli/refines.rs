@@ -175,7 +175,9 @@ pub fn run(args: RefinesArgs) -> Result<i32> {
         },
         ..opts
     };
-    let distributed = cluster.map(|c| super::distributed::shared_searches(c, &args.dist));
+    let distributed = cluster.map(|c| {
+        super::distributed::shared_searches(c, &args.dist) as weft::refine::SharedSearches
+    });
     if distributed.is_some() && (opts.search != Search::Bfs || args.reduce) {
         return Err(UsageError(
             "a distributed check searches breadth first, without --reduce".into(),

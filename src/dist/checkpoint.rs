@@ -1,23 +1,29 @@
 //! Checkpoints of a distributed count-only exploration (`weft explore -n N --checkpoint DIR`):
 //! at a level boundary that every worker agrees on (through the level's all-gather), each
 //! worker writes the states it owns and its share of the next level to its own file,
-//! `DIR/process-K/worker-J-level-L.ckpt` (`K` the process, `J` the worker among all the run's,
-//! `L` the levels expanded). Once every worker has written level `L` (another all-gather),
-//! each removes its files of other levels, so a run killed while writing leaves a level that
-//! every worker has whole. A run keyed by structural encodings that starts again with wider
-//! keys keeps the narrower keys' checkpoint until the wider keys' first is whole; a resume
-//! takes the keys of the part written last, and the latest level of those keys. `--resume DIR` makes every worker list its levels, agree on the
-//! latest that all of them have, read its own file of it and go on from there: the counts are
-//! those of a run never interrupted. A run resumes with the same processes and workers as the
-//! one that wrote the checkpoint (each worker owns the states of its hash range).
+//! `DIR/process-K/worker-J-words-W-level-L.ckpt` (`K` the process, `J` the worker among all
+//! the run's, `W` the words of its keys, `L` the levels expanded). Once every worker has
+//! written level `L` (another all-gather), each removes its other files, so a run killed while
+//! writing leaves a level that every worker has whole. A run keyed by structural encodings
+//! that starts again with wider keys keeps the narrower keys' checkpoint until the wider
+//! keys' first is whole (the words in the names keep the two apart).
+//!
+//! `--resume DIR` makes every worker of every process agree (module `resume`) on the widest
+//! keys of which every worker has a whole part, and the latest level of those, read its own
+//! part of it and go on from there: the counts are those of a run never interrupted. A part
+//! that does not read back whole (a file torn by a crash) counts as missing: the workers then
+//! agree on the level before it, or on the narrower keys'. A run resumes with the same
+//! processes and workers as the one that wrote the checkpoint (each worker owns the states of
+//! its hash range).
 //!
 //! # Format
 //!
-//! Little-endian: the magic `WEFTDCK1`; the model's fingerprint, the workers of the run, this
+//! Little-endian: the magic `WEFTDCK2`; the model's fingerprint, the workers of the run, this
 //! worker's index, the keys' width, levels expanded, states kept (all workers), the widest
-//! level, transitions (all workers), this worker's transitions and dead ends (`u64` each); the
-//! next level's keys and the owned keys (a count, then `width` `u32` words each); a checksum
-//! (FNV-1a of everything before it). A file is written under a temporary name, then renamed.
+//! level, transitions (all workers), this worker's transitions and dead ends, the times the
+//! run's keys were widened before it (`u64` each); the next level's keys and the owned keys
+//! (a count, then `width` `u32` words each); a checksum (FNV-1a of everything before it). A
+//! file is written under a temporary name, then renamed.
 
 #![forbid(unsafe_code)]
 
@@ -27,7 +33,10 @@ use std::time::Duration;
 
 use crate::explore::keyed::KeySet;
 
-const MAGIC: &[u8; 8] = b"WEFTDCK1";
+const MAGIC: &[u8; 8] = b"WEFTDCK2";
+
+/// The widest keys a part holds: the widest structural keys, and a normal-form node's word.
+const MOST_PART_WORDS: u64 = crate::explore::keyed::MOST_KEY_WORDS as u64 + 1;
 
 /// Where and how often a distributed exploration writes checkpoints, and where it resumes
 /// from.
@@ -45,6 +54,9 @@ pub struct Persistence {
     pub process: usize,
     /// Processes of the run.
     pub processes: usize,
+    /// Times the run's keys were widened before the search that writes (0 when a run is
+    /// made; the run sets it): its parts carry it, so that a resumed run reports it.
+    pub key_restarts: u32,
 }
 
 /// A worker's search at a level boundary: the counts of its checkpoint file.
@@ -60,10 +72,11 @@ pub(super) struct Head {
     pub all_transitions: u64,
     pub transitions: u64,
     pub dead_ends: u64,
+    pub key_restarts: u64,
 }
 
 impl Head {
-    fn words(&self) -> [u64; 10] {
+    fn words(&self) -> [u64; 11] {
         [
             self.fingerprint,
             self.workers,
@@ -75,6 +88,7 @@ impl Head {
             self.all_transitions,
             self.transitions,
             self.dead_ends,
+            self.key_restarts,
         ]
     }
 }
@@ -108,8 +122,32 @@ fn process_dir(dir: &Path, process: usize) -> PathBuf {
     dir.join(format!("process-{process}"))
 }
 
-fn file_name(worker: u64, level: u64) -> String {
-    format!("worker-{worker}-level-{level}.ckpt")
+/// The name of worker `worker`'s part of the checkpoint of level `level` with keys of `width`
+/// words.
+fn file_name(worker: u64, width: u64, level: u64) -> String {
+    format!("worker-{worker}-words-{width}-level-{level}.ckpt")
+}
+
+/// The worker, keys' width and level a part's file name says, if it is a part's.
+fn parse_name(name: &str) -> Option<(u64, u64, u64)> {
+    let rest = name.strip_prefix("worker-")?.strip_suffix(".ckpt")?;
+    let (worker, rest) = rest.split_once("-words-")?;
+    let (width, level) = rest.split_once("-level-")?;
+    Some((
+        worker.parse().ok()?,
+        width.parse().ok()?,
+        level.parse().ok()?,
+    ))
+}
+
+/// The workers, widths and levels of the parts in process `process`'s folder of `dir`.
+fn parts_in(dir: &Path, process: usize) -> Vec<(u64, u64, u64)> {
+    std::fs::read_dir(process_dir(dir, process))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| parse_name(entry.file_name().to_str()?))
+        .collect()
 }
 
 /// Writes worker `head.worker`'s part of the checkpoint of level `head.levels`.
@@ -121,7 +159,7 @@ pub(super) fn write_part(
     owned: &KeySet,
 ) -> Result<(), String> {
     let folder = process_dir(dir, process);
-    let path = folder.join(file_name(head.worker, head.levels));
+    let path = folder.join(file_name(head.worker, head.width, head.levels));
     let failed = |e: std::io::Error| format!("cannot write the checkpoint {}: {e}", path.display());
     std::fs::create_dir_all(&folder).map_err(failed)?;
     let temporary = path.with_extension("partial");
@@ -161,130 +199,87 @@ pub(super) fn write_part(
     std::fs::rename(&temporary, &path).map_err(failed)
 }
 
-/// The levels of which worker `worker` has a checkpoint file in `dir`, latest first.
-pub(super) fn levels_of(dir: &Path, process: usize, worker: u64) -> Vec<u64> {
-    let prefix = format!("worker-{worker}-level-");
-    let mut levels: Vec<u64> = std::fs::read_dir(process_dir(dir, process))
+/// The parts worker `worker` has in `dir` (as their names say: whether they read back whole
+/// is known only once read), as `(keys' width, level)`, widest keys first, then latest level
+/// first.
+pub(super) fn parts_of(dir: &Path, process: usize, worker: u64) -> Vec<(u64, u64)> {
+    let mut parts: Vec<(u64, u64)> = parts_in(dir, process)
         .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|entry| {
-            let name = entry.file_name().into_string().ok()?;
-            name.strip_prefix(&prefix)?
-                .strip_suffix(".ckpt")?
-                .parse()
-                .ok()
-        })
+        .filter(|&(w, _, _)| w == worker)
+        .map(|(_, width, level)| (width, level))
         .collect();
-    levels.sort_unstable_by(|a, b| b.cmp(a));
-    levels
-}
-
-/// The levels of which worker `worker` has a checkpoint file in `dir` with keys of `width`
-/// words (as its header says), latest first: a search keyed by its structural encoding that
-/// started again with wider keys may have left parts of the narrower keys, which a search
-/// of the wider ones does not resume from.
-pub(super) fn levels_of_width(dir: &Path, process: usize, worker: u64, width: u64) -> Vec<u64> {
-    let folder = process_dir(dir, process);
-    levels_of(dir, process, worker)
-        .into_iter()
-        .filter(|&level| header_width(&folder.join(file_name(worker, level))) == Some(width))
-        .collect()
-}
-
-/// The width of the keys of the part at `path`, as its header says.
-fn header_width(path: &Path) -> Option<u64> {
-    let mut head = [0u8; 8 + 32];
-    let mut file = std::fs::File::open(path).ok()?;
-    file.read_exact(&mut head).ok()?;
-    if &head[..8] != MAGIC {
-        return None;
-    }
-    Some(u64::from_le_bytes(head[32..40].try_into().ok()?))
+    parts.sort_unstable_by(|a, b| b.cmp(a));
+    parts
 }
 
 /// How the run that wrote the checkpoint in `dir` was made, as process `process` sees it: its
-/// workers in all (a part's header says), and its workers in each process (the workers of
-/// this process's parts). `None` when this process has no part there.
+/// workers in all (the first part's header that reads says), and its workers in each process
+/// (the workers of this process's parts). `None` when this process has no part there that
+/// begins with a header.
 pub(super) fn layout(dir: &Path, process: usize) -> Option<(u64, u64)> {
-    let mut workers: Vec<u64> = std::fs::read_dir(process_dir(dir, process))
-        .ok()?
-        .flatten()
-        .filter_map(|entry| {
-            let name = entry.file_name().into_string().ok()?;
-            let rest = name.strip_prefix("worker-")?.strip_suffix(".ckpt")?;
-            rest.split_once("-level-")?.0.parse().ok()
-        })
-        .collect();
+    let parts = parts_in(dir, process);
+    let mut workers: Vec<u64> = parts.iter().map(|&(worker, _, _)| worker).collect();
     workers.sort_unstable();
     workers.dedup();
-    let first = *workers.first()?;
-    let level = *levels_of(dir, process, first).first()?;
-    let path = process_dir(dir, process).join(file_name(first, level));
-    let mut head = [0u8; 8 + 16];
-    let mut file = std::fs::File::open(path).ok()?;
-    file.read_exact(&mut head).ok()?;
-    let total = u64::from_le_bytes(head[16..24].try_into().ok()?);
+    let total = parts.iter().find_map(|&(worker, width, level)| {
+        let path = process_dir(dir, process).join(file_name(worker, width, level));
+        let mut head = [0u8; 8 + 16];
+        let mut file = std::fs::File::open(path).ok()?;
+        file.read_exact(&mut head).ok()?;
+        (&head[..8] == MAGIC).then(|| u64::from_le_bytes(head[16..24].try_into().unwrap()))
+    })?;
     Some((total, workers.len() as u64))
 }
 
-/// The width of the keys of the checkpoint in `dir` (as process `process`'s part written last
-/// says), if it has a part there: a run keyed by structural encodings resumes with the width
-/// of the run that wrote it (of the wider keys, where a run that started again with them
-/// has written a part of them: the narrower keys' parts go once every worker wrote one).
-pub(super) fn key_width(dir: &Path, process: usize) -> Option<usize> {
-    let folder = process_dir(dir, process);
-    let newest = std::fs::read_dir(&folder)
-        .ok()?
-        .flatten()
-        .filter(|entry| {
-            entry
-                .file_name()
-                .to_str()
-                .is_some_and(|name| name.starts_with("worker-") && name.ends_with(".ckpt"))
-        })
-        .filter_map(|entry| {
-            let modified = entry.metadata().ok()?.modified().ok()?;
-            Some((modified, entry.file_name()))
-        })
-        .max()?;
-    let width = header_width(&folder.join(newest.1))?;
-    usize::try_from(width)
-        .ok()
-        .filter(|&w| w > 0 && w <= 1 << 16)
-}
-
-/// Removes worker `worker`'s files of every level but `level`.
-pub(super) fn remove_others(dir: &Path, process: usize, worker: u64, level: u64) {
-    for old in levels_of(dir, process, worker) {
-        if old != level {
-            // A file left behind is only space: a resume takes the latest level of its keys.
-            let _ = std::fs::remove_file(process_dir(dir, process).join(file_name(worker, old)));
+/// Removes worker `worker`'s parts but that of `keep` (`(keys' width, level)`): its earlier
+/// levels, and the parts of a search with other keys (one that started again with wider keys,
+/// or a part left by a run killed while writing).
+pub(super) fn remove_others(dir: &Path, process: usize, worker: u64, keep: (u64, u64)) {
+    for (width, level) in parts_of(dir, process, worker) {
+        if (width, level) != keep {
+            // A file left behind is only space: a resume agrees on the part to read.
+            let _ = std::fs::remove_file(
+                process_dir(dir, process).join(file_name(worker, width, level)),
+            );
         }
     }
 }
 
-/// Reads worker `expected.worker`'s part of the checkpoint of level `level`, checking that it
-/// is whole and of the run `expected` describes (fingerprint, workers, worker, width).
+/// Why a part could not be read.
+#[derive(Debug)]
+pub(super) enum PartFailure {
+    /// The file is missing, torn or damaged: a resume counts it as not there.
+    Damaged(String),
+    /// The part is whole, but of another model or run: a resume refuses the checkpoint.
+    Refused(String),
+}
+
+/// Reads worker `expected.worker`'s part of the checkpoint of level `level` with keys of
+/// `expected.width` words, checking that it is whole ([`PartFailure::Damaged`] else) and of
+/// the run `expected` describes: fingerprint, workers, worker ([`PartFailure::Refused`]).
 pub(super) fn read_part(
     dir: &Path,
     process: usize,
     expected: &Head,
     level: u64,
-) -> Result<Part, String> {
-    let path = process_dir(dir, process).join(file_name(expected.worker, level));
-    let file = std::fs::File::open(&path)
-        .map_err(|e| format!("cannot read the checkpoint {}: {e}", path.display()))?;
-    let size = file.metadata().map(|m| m.len()).unwrap_or(u64::MAX);
+) -> Result<Part, PartFailure> {
+    let path = process_dir(dir, process).join(file_name(expected.worker, expected.width, level));
     let damaged = |what: &str| {
-        format!(
+        PartFailure::Damaged(format!(
             "{}: not a weft checkpoint of a distributed exploration, or a damaged one ({what})",
             path.display()
-        )
+        ))
     };
+    let file = std::fs::File::open(&path).map_err(|e| {
+        PartFailure::Damaged(format!(
+            "cannot read the checkpoint {}: {e}",
+            path.display()
+        ))
+    })?;
+    let size = file.metadata().map(|m| m.len()).unwrap_or(u64::MAX);
     let mut input = BufReader::with_capacity(1 << 20, file);
     let mut sum = Fnv::new();
-    let mut take = |buf: &mut [u8]| -> Result<(), String> {
+    let mut take = |buf: &mut [u8]| -> Result<(), PartFailure> {
         input
             .read_exact(buf)
             .map_err(|_| damaged("it ends early"))?;
@@ -296,11 +291,11 @@ pub(super) fn read_part(
     if &magic != MAGIC {
         return Err(damaged("no checkpoint header"));
     }
-    let u64_of = |take: &mut dyn FnMut(&mut [u8]) -> Result<(), String>| {
+    let u64_of = |take: &mut dyn FnMut(&mut [u8]) -> Result<(), PartFailure>| {
         let mut b = [0u8; 8];
         take(&mut b).map(|()| u64::from_le_bytes(b))
     };
-    let mut words = [0u64; 10];
+    let mut words = [0u64; 11];
     for w in &mut words {
         *w = u64_of(&mut take)?;
     }
@@ -315,11 +310,12 @@ pub(super) fn read_part(
         all_transitions: words[7],
         transitions: words[8],
         dead_ends: words[9],
+        key_restarts: words[10],
     };
-    if head.width == 0 || head.width > 1 << 16 {
+    if head.width == 0 || head.width > MOST_PART_WORDS {
         return Err(damaged("a key width out of range"));
     }
-    let keys = |take: &mut dyn FnMut(&mut [u8]) -> Result<(), String>| {
+    let keys = |take: &mut dyn FnMut(&mut [u8]) -> Result<(), PartFailure>| {
         let n = u64_of(take)?;
         let words = n
             .checked_mul(head.width)
@@ -331,7 +327,7 @@ pub(super) fn read_part(
             take(&mut b)?;
             out.push(u32::from_le_bytes(b));
         }
-        Ok::<Vec<u32>, String>(out)
+        Ok::<Vec<u32>, PartFailure>(out)
     };
     let frontier = keys(&mut take)?;
     let owned = keys(&mut take)?;
@@ -343,24 +339,24 @@ pub(super) fn read_part(
     if u64::from_le_bytes(b) != computed {
         return Err(damaged("its checksum does not match"));
     }
-    if head.fingerprint != expected.fingerprint || head.width != expected.width {
-        return Err(format!(
+    if head.levels != level || head.width != expected.width {
+        return Err(damaged("its level or keys are not its name's"));
+    }
+    if head.fingerprint != expected.fingerprint {
+        return Err(PartFailure::Refused(format!(
             "{}: the checkpoint is of another model or process (or of another version of this \
              one): it cannot be resumed here",
             path.display()
-        ));
+        )));
     }
     if head.workers != expected.workers || head.worker != expected.worker {
-        return Err(format!(
+        return Err(PartFailure::Refused(format!(
             "{}: the checkpoint was written by a run of {} workers in all; resume it with the \
              same --processes and --workers (this run has {})",
             path.display(),
             head.workers,
             expected.workers
-        ));
-    }
-    if head.levels != level {
-        return Err(damaged("its level is not its name's"));
+        )));
     }
     Ok(Part {
         head,
@@ -372,6 +368,10 @@ pub(super) fn read_part(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn message(r: Result<Part, PartFailure>) -> PartFailure {
+        r.expect_err("refused")
+    }
 
     #[test]
     fn a_part_reads_back_as_written_and_damage_is_refused() {
@@ -391,11 +391,13 @@ mod tests {
             all_transitions: 30,
             transitions: 8,
             dead_ends: 1,
+            key_restarts: 2,
         };
         write_part(&dir, 1, &head, &[4, 5, 6], &owned).expect("writes");
-        assert_eq!(levels_of(&dir, 1, 2), vec![5]);
-        assert_eq!(key_width(&dir, 1), Some(3));
-        assert_eq!(key_width(&dir, 0), None);
+        assert_eq!(parts_of(&dir, 1, 2), vec![(3, 5)]);
+        assert_eq!(parts_of(&dir, 1, 1), vec![]);
+        assert_eq!(layout(&dir, 1), Some((4, 1)));
+        assert_eq!(layout(&dir, 0), None);
         let part = read_part(&dir, 1, &head, 5).expect("reads");
         assert_eq!(part.head, head);
         assert_eq!(part.frontier, vec![4, 5, 6]);
@@ -403,17 +405,25 @@ mod tests {
         keys.sort();
         assert_eq!(keys, vec![&[1, 2, 3][..], &[4, 5, 6], &[7, 8, 9]]);
         let other_run = Head { workers: 2, ..head };
-        assert!(read_part(&dir, 1, &other_run, 5)
-            .unwrap_err()
-            .contains("same --processes"));
+        assert!(matches!(
+            message(read_part(&dir, 1, &other_run, 5)),
+            PartFailure::Refused(m) if m.contains("same --processes")
+        ));
         let other_model = Head {
             fingerprint: 7,
             ..head
         };
-        assert!(read_part(&dir, 1, &other_model, 5)
-            .unwrap_err()
-            .contains("another model"));
-        let path = process_dir(&dir, 1).join(file_name(2, 5));
+        assert!(matches!(
+            message(read_part(&dir, 1, &other_model, 5)),
+            PartFailure::Refused(m) if m.contains("another model")
+        ));
+        // Parts of other keys or levels are other files: not there.
+        let wider = Head { width: 4, ..head };
+        assert!(matches!(
+            message(read_part(&dir, 1, &wider, 5)),
+            PartFailure::Damaged(_)
+        ));
+        let path = process_dir(&dir, 1).join(file_name(2, 3, 5));
         let bytes = std::fs::read(&path).expect("the file");
         for at in (0..bytes.len()).step_by(3) {
             let mut flipped = bytes.clone();
@@ -421,11 +431,31 @@ mod tests {
             std::fs::write(&path, &flipped).expect("writes");
             assert!(read_part(&dir, 1, &head, 5).is_err(), "flip at {at}");
             std::fs::write(&path, &bytes[..at]).expect("writes");
-            assert!(read_part(&dir, 1, &head, 5).is_err(), "cut at {at}");
+            assert!(
+                matches!(read_part(&dir, 1, &head, 5), Err(PartFailure::Damaged(_))),
+                "cut at {at}"
+            );
         }
+        std::fs::write(&path, &bytes).expect("writes");
+        // A wider keys' part beside: both listed, widest first; keeping one removes the other.
+        let wide = KeySet::new(6);
+        wide.insert(&[1, 2, 3, 4, 5, 6]);
+        write_part(
+            &dir,
+            1,
+            &Head {
+                width: 6,
+                levels: 1,
+                ..head
+            },
+            &[],
+            &wide,
+        )
+        .expect("writes");
         write_part(&dir, 1, &Head { levels: 6, ..head }, &[], &owned).expect("writes");
-        remove_others(&dir, 1, 2, 6);
-        assert_eq!(levels_of(&dir, 1, 2), vec![6]);
+        assert_eq!(parts_of(&dir, 1, 2), vec![(6, 1), (3, 6), (3, 5)]);
+        remove_others(&dir, 1, 2, (3, 6));
+        assert_eq!(parts_of(&dir, 1, 2), vec![(3, 6)]);
         std::fs::remove_dir_all(&dir).ok();
     }
 }

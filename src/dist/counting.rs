@@ -24,13 +24,15 @@ use crate::explore::{ExploreStats, Plain, StopSignal};
 use crate::ts::TransitionSystem;
 
 /// Runs worker `worker.index()` of a count-only distributed exploration of `ts` (encodings of
-/// one or two words) to its end.
+/// one or two words) to its end; from `resumed`, a checkpoint's part the workers agreed on,
+/// if given (else from the one of `opts`' checkpoint folder that they agree on, if resuming).
 pub(super) fn run_worker<T: TransitionSystem>(
     worker: &mut Worker,
     ts: &T,
     opts: &DistOptions,
     stop: &StopSignal,
     trouble: Option<&super::keys::KeyTrouble>,
+    resumed: Option<super::checkpoint::Part>,
 ) -> Result<DistExploration, super::DistError> {
     let start = Instant::now();
     let peers = worker.peers();
@@ -51,6 +53,7 @@ pub(super) fn run_worker<T: TransitionSystem>(
             },
             &pair_opts,
             persist,
+            resumed,
             stop,
             trouble,
         )?,
@@ -59,7 +62,7 @@ pub(super) fn run_worker<T: TransitionSystem>(
             let keys = EncodedKeys::new(&plain, ts).ok_or_else(|| {
                 super::DistError::Worker("the system has no canonical encoding".into())
             })?;
-            super::pairs::run_worker(worker, &keys, &pair_opts, persist, stop, trouble)?
+            super::pairs::run_worker(worker, &keys, &pair_opts, persist, resumed, stop, trouble)?
         }
     };
     let bytes = searched.bytes;

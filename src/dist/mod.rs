@@ -39,6 +39,7 @@ mod counting;
 pub mod keys;
 mod levels;
 pub mod pairs;
+mod resume;
 pub mod rounds;
 mod search;
 mod sockets;
@@ -304,11 +305,37 @@ fn explore_structural<T: TransitionSystem>(
     let counts_only = !opts.deadlock_trace && !opts.keep_states;
     let mut opts = opts.clone();
     let mut restarts = 0;
+    // A run resumed goes on with the keys of the checkpoint's part that every worker agrees
+    // on (the widest every worker has whole), and counts the restarts of the run that wrote
+    // it.
+    let mut resumed = match &opts.persist {
+        Some(p) if counts_only => match &p.resume {
+            Some(dir) => {
+                let mut channel = rounds::Rounds::new(worker);
+                let expected = checkpoint::Head {
+                    fingerprint: p.fingerprint,
+                    workers: worker.peers() as u64,
+                    worker: worker.index() as u64,
+                    ..Default::default()
+                };
+                let part = resume::agree_and_read(worker, &mut channel, dir, p, &expected, None)?;
+                // The part's keys: the node's word, then the state's.
+                width = (part.head.width as usize).saturating_sub(1).max(3);
+                restarts = u32::try_from(part.head.key_restarts).unwrap_or(u32::MAX);
+                Some(part)
+            }
+            None => None,
+        },
+        _ => None,
+    };
     loop {
         let keys = keys::StructuralKeys::new(ts, width);
         let trouble = Some(keys.trouble());
+        if let Some(p) = &mut opts.persist {
+            p.key_restarts = restarts;
+        }
         let result = if counts_only && opts.persist.is_some() {
-            counting::run_worker(worker, &keys, &opts, stop, trouble)
+            counting::run_worker(worker, &keys, &opts, stop, trouble, resumed.take())
         } else {
             search::run_worker(worker, &keys, width, &opts, stop, trouble)
         };
@@ -344,24 +371,13 @@ pub fn explore_connected<T>(
 where
     T: TransitionSystem + Send + 'static,
 {
-    let mut keying = keys::Keying::of(&*ts, opts.first_key_words)?;
+    let keying = keys::Keying::of(&*ts, opts.first_key_words)?;
     if opts.persist.is_some() && (opts.deadlock_trace || opts.keep_states) {
         return Err(DistError::Unsupported(
             "checkpoints of a distributed exploration are for runs that report counts only \
              (no --trace)"
                 .into(),
         ));
-    }
-    // A run resumed goes on with the keys of the checkpoint (the node's word, then the
-    // state's).
-    if let (keys::Keying::Structural(_), Some(p)) = (keying, &opts.persist) {
-        if let Some(width) = p
-            .resume
-            .as_deref()
-            .and_then(|dir| checkpoint::key_width(dir, p.process))
-        {
-            keying = keys::Keying::Structural(width.saturating_sub(1).max(3));
-        }
     }
     let cluster = connected.cluster;
     let opts = opts.clone();
@@ -375,7 +391,7 @@ where
             match keying {
                 keys::Keying::Fixed(width) => {
                     if counts_only && (width <= 2 || opts.persist.is_some()) {
-                        counting::run_worker(worker, &*ts, &opts, &stop, None)
+                        counting::run_worker(worker, &*ts, &opts, &stop, None, None)
                     } else {
                         search::run_worker(worker, &*ts, width, &opts, &stop, None)
                     }

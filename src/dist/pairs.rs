@@ -21,9 +21,7 @@ use std::time::Instant;
 
 use timely::worker::Worker;
 
-use super::checkpoint::{
-    layout, levels_of_width, read_part, remove_others, write_part, Head, Part, Persistence,
-};
+use super::checkpoint::{remove_others, write_part, Head, Part, Persistence};
 use super::keys::KeyTrouble;
 use super::rounds::Rounds;
 use super::search::{
@@ -46,6 +44,21 @@ const POLL_EVERY: usize = 256;
 pub struct ClusterPairSearch {
     connect: Connector,
     first_key_words: Option<usize>,
+    /// What the keys of the searches made since the last [`ClusterPairSearch::take_keys`]
+    /// came to (a run makes its searches one after another).
+    keys: std::sync::Mutex<SearchKeys>,
+}
+
+/// What the keys of the searches of products keyed by their implementation's structural
+/// encoding came to: the words of the last one's, and how many times a search started again
+/// with keys twice as wide (for products of fixed-width encodings: `None` and 0).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SearchKeys {
+    /// The words of the implementation state's keys of the last search that ended, if its
+    /// product was keyed by its structural encoding.
+    pub key_words: Option<usize>,
+    /// Searches that met keys too narrow (each then made again with keys twice as wide).
+    pub key_restarts: u32,
 }
 
 impl ClusterPairSearch {
@@ -54,7 +67,14 @@ impl ClusterPairSearch {
         ClusterPairSearch {
             connect,
             first_key_words: None,
+            keys: std::sync::Mutex::default(),
         }
+    }
+
+    /// What the keys of the searches made since the last call came to (and forgets it): the
+    /// CLI reports it for each assertion.
+    pub fn take_keys(&self) -> SearchKeys {
+        std::mem::take(&mut *self.keys.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
     /// The same, the products of an implementation keyed by its structural encoding starting
@@ -79,7 +99,17 @@ impl SharedPairSearch for ClusterPairSearch {
             e => SharedSearchError::Failed(e.to_string()),
         };
         let connected = (self.connect)().map_err(failed)?;
-        search_pairs(product, connected, opts, stop).map_err(failed)
+        let searched = search_pairs(product, connected, opts, stop).map_err(failed);
+        let mut keys = self.keys.lock().unwrap_or_else(|e| e.into_inner());
+        match &searched {
+            Err(SharedSearchError::KeysTooNarrow) => keys.key_restarts += 1,
+            // A product keyed by a structural encoding: the node's word, then the state's.
+            Ok(_) if product.trouble().is_some() => {
+                keys.key_words = Some(product.key_width().saturating_sub(1))
+            }
+            _ => {}
+        }
+        searched
     }
 
     fn first_key_words(&self) -> Option<usize> {
@@ -104,7 +134,7 @@ where
         if opts.witness_path {
             super::witnessed::run_worker(worker, product, opts, stop)
         } else {
-            run_worker(worker, product, opts, None, stop, None)
+            run_worker(worker, product, opts, None, None, stop, None)
         }
     })?;
     outcomes
@@ -114,7 +144,9 @@ where
 }
 
 /// Runs worker `worker.index()` of the search of [`search_pairs`] to its end; with `persist`,
-/// it writes checkpoints at level boundaries and resumes from one (module `checkpoint`).
+/// it writes checkpoints at level boundaries and resumes from one (module `checkpoint`): from
+/// `resumed`, the part the caller agreed on and read (module `resume`), or else from the part
+/// of its keys' width that every worker agrees on.
 /// `trouble`: what the keys of a system keyed by its structural encoding meet (keys too
 /// narrow end the search with [`DistError::KeyTooNarrow`] in every worker, at one level).
 pub(super) fn run_worker<P>(
@@ -122,6 +154,7 @@ pub(super) fn run_worker<P>(
     product: &P,
     opts: &PairOptions,
     persist: Option<&Persistence>,
+    resumed: Option<Part>,
     stop: &StopSignal,
     trouble: Option<&KeyTrouble>,
 ) -> Result<PairSearch, DistError>
@@ -150,13 +183,34 @@ where
         width: width as u64,
         states: 1,
         widest: 1,
+        key_restarts: persist.map_or(0, |p| p.key_restarts as u64),
         ..Head::default()
     };
     // The keys of the level being expanded and of the next one, one after another.
     let mut frontier: Vec<u32> = Vec::new();
-    match persist.and_then(|p| Some((p, p.resume.as_deref()?))) {
-        Some((persist, dir)) => {
-            let part = resume(worker, &mut counts, dir, persist, &this)?;
+    let resumed = match (
+        resumed,
+        persist.and_then(|p| Some((p, p.resume.as_deref()?))),
+    ) {
+        (Some(part), _) => Some(part),
+        (None, Some((persist, dir))) => Some(super::resume::agree_and_read(
+            worker,
+            &mut counts,
+            dir,
+            persist,
+            &this,
+            Some(width as u64),
+        )?),
+        (None, None) => None,
+    };
+    match resumed {
+        Some(part) => {
+            if part.head.width != width as u64 {
+                return Err(DistError::Checkpoint(format!(
+                    "the checkpoint's keys take {} words, the search's {width}",
+                    part.head.width
+                )));
+            }
             this = part.head;
             for key in part.owned.chunks_exact(width) {
                 owned.insert(key);
@@ -347,81 +401,6 @@ fn checkpoint(
     }
     // Every other part of this worker goes: earlier levels, and the parts of a search with
     // narrower keys that started again (whatever their levels).
-    remove_others(dir, persist.process, head.worker, head.levels);
+    remove_others(dir, persist.process, head.worker, (head.width, head.levels));
     Ok(())
-}
-
-/// Reads this worker's part of the latest checkpoint in `dir` that every worker has whole
-/// (all workers agree on its level first).
-fn resume(
-    worker: &mut Worker,
-    counts: &mut Rounds,
-    dir: &std::path::Path,
-    persist: &Persistence,
-    expected: &Head,
-) -> Result<Part, DistError> {
-    let process = persist.process;
-    let me = worker.index() as u32;
-    // The run must have the processes and workers of the one that wrote the checkpoint (each
-    // worker reads the part of its own hash range).
-    let peers = worker.peers() as u64;
-    let processes = persist.processes.max(1) as u64;
-    let mismatch = match layout(dir, process) {
-        None => Some(format!(
-            "{}: no part of the checkpoint for process {process} (was it written by a run of \
-             fewer processes, or on another host?); resume with the --processes and \
-             --workers of the run that wrote it (this run has {processes} processes of {} \
-             workers)",
-            dir.display(),
-            peers / processes
-        )),
-        Some((total, here)) if total != peers || here != peers / processes => Some(format!(
-            "{}: the checkpoint was written by a run of {} processes of {here} workers; this \
-             run has {processes} processes of {} workers: resume with the same --processes \
-             and --workers",
-            dir.display(),
-            total / here.max(1),
-            peers / processes
-        )),
-        Some(_) => None,
-    };
-    let gathered = all_gather(counts, worker, &[me, mismatch.is_none() as u32]);
-    if let Some(message) = mismatch {
-        return Err(DistError::Checkpoint(message));
-    }
-    if gathered.iter().any(|r| r[1] == 0) {
-        return Err(DistError::Checkpoint(
-            "another process cannot resume from its part of the checkpoint (see its error): \
-             resume with the same --processes and --workers as the run that wrote it"
-                .into(),
-        ));
-    }
-    // Each worker has the level every worker finished writing, and perhaps a later one.
-    let mut mine = levels_of_width(dir, process, expected.worker, expected.width);
-    mine.truncate(2);
-    let word = |i: usize| mine.get(i).map_or(0, |&l| l.min(u32::MAX as u64) as u32);
-    let gathered = all_gather(counts, worker, &[me, word(0), word(1)]);
-    let common = gathered
-        .iter()
-        .flat_map(|r| [r[1], r[2]])
-        .filter(|&l| l != 0 && gathered.iter().all(|r| r[1] == l || r[2] == l))
-        .max();
-    let Some(level) = common else {
-        return Err(DistError::Checkpoint(format!(
-            "{}: no checkpoint of a level that every worker of the run wrote (each process \
-             reads its part in {}/process-K; resume with the same --processes and --workers \
-             as the run that wrote it)",
-            dir.display(),
-            dir.display()
-        )));
-    };
-    let part = read_part(dir, process, expected, level as u64);
-    let gathered = all_gather(counts, worker, &[me, part.is_ok() as u32]);
-    let part = part.map_err(DistError::Checkpoint)?;
-    if gathered.iter().any(|r| r[1] == 0) {
-        return Err(DistError::Checkpoint(
-            "another process could not read its part of the checkpoint (see its error)".into(),
-        ));
-    }
-    Ok(part)
 }

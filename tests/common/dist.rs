@@ -158,3 +158,100 @@ pub fn weft(args: &[&str]) -> (i32, String) {
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
 }
+
+/// The process `weft explore` explores by default: `SYSTEM` if defined, else the last
+/// process declared.
+pub fn default_process(script: &weft::csp::Script) -> weft::csp::Proc {
+    let names = script.definition_names();
+    let name = if names.contains(&"SYSTEM") {
+        "SYSTEM"
+    } else {
+        names
+            .iter()
+            .rev()
+            .find(|n| script.process(n, &[]).is_ok())
+            .expect("a process")
+    };
+    script.process(name, &[]).unwrap()
+}
+
+/// Runs `weft COMMAND ARGS --json` in one process (threaded: `args` say how many threads);
+/// returns its JSON output and exit code.
+pub fn weft_single(command: &str, args: &[&str]) -> (Value, i32) {
+    let out = Command::new(WEFT)
+        .arg(command)
+        .args(args)
+        .arg("--json")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let value = serde_json::from_str(text.trim())
+        .unwrap_or_else(|e| panic!("{command} {args:?}: not JSON ({e}): {text}"));
+    (value, out.status.code().unwrap_or(-1))
+}
+
+/// Starts `processes` weft processes of `workers` workers each as
+/// [`weft_distributed_command`] does (with `--json`, and `--connect-timeout 20s` before
+/// `extra`), for runs that end in an error in every process: each process's standard output
+/// and exit code.
+pub fn weft_distributed_outputs(
+    command: &str,
+    command_args: &[&str],
+    processes: usize,
+    workers: usize,
+    extra: &[&str],
+) -> Vec<(String, i32)> {
+    let extra: Vec<&str> = ["--connect-timeout", "20s"]
+        .into_iter()
+        .chain(extra.iter().copied())
+        .collect();
+    spawn_distributed(command, command_args, processes, workers, &extra)
+        .into_iter()
+        .map(|child| {
+            let out = child.wait_with_output().unwrap();
+            (
+                String::from_utf8_lossy(&out.stdout).into_owned(),
+                out.status.code().unwrap_or(-1),
+            )
+        })
+        .collect()
+}
+
+/// The figures of `weft explore --json` that a distributed run gives as one process does,
+/// each as `field: value`.
+pub fn figures(run: &Value) -> Vec<String> {
+    [
+        "states",
+        "transitions",
+        "deadlocks",
+        "levels",
+        "complete",
+        "stopped",
+        "deadlock_trace",
+    ]
+    .iter()
+    .map(|f| format!("{f}: {}", run[f]))
+    .collect()
+}
+
+/// `value` (a JSON output) without what differs between a distributed run and one process,
+/// or between runs: its timings, thread counts and memory figures, whether a search was
+/// shared among processes, and the keys of a distributed run's searches (`key_words`,
+/// `key_restarts`, which one process does not report).
+pub fn without_timings(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter(|(k, _)| {
+                    !(["seconds", "threads", "peak_memory", "shared"].contains(&k.as_str())
+                        || k.contains("bytes")
+                        || k.contains("per_second")
+                        || k.starts_with("key_"))
+                })
+                .map(|(k, v)| (k.clone(), without_timings(v)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(without_timings).collect()),
+        other => other.clone(),
+    }
+}
