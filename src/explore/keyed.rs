@@ -48,12 +48,20 @@ pub trait KeyedProduct: Sync {
     /// is one.
     fn expand_key(&self, key: &[u32], emit: &mut dyn FnMut(&[u32])) -> Option<FoundAt>;
 
-    /// The node of the pair whose key is `key`.
-    fn node_of(&self, key: &[u32]) -> u32;
+    /// The node of the pair whose key is `key`. By default its first word: the node
+    /// followed by the implementation state's words (as [`EncodedKeys`] and
+    /// [`StructuralPairKeys`] key their pairs).
+    fn node_of(&self, key: &[u32]) -> u32 {
+        key[0]
+    }
 
     /// Writes into `state` (of the key's width) the key of the pair with node 0 and `key`'s
-    /// implementation state: what the pairs of one implementation state share.
-    fn state_part(&self, key: &[u32], state: &mut [u32]);
+    /// implementation state: what the pairs of one implementation state share. By default
+    /// the key with its first word (the node, as in [`KeyedProduct::node_of`]) made 0.
+    fn state_part(&self, key: &[u32], state: &mut [u32]) {
+        state.copy_from_slice(key);
+        state[0] = 0;
+    }
 
     /// Whether the search keeps an antichain of its pairs (see [`KeyedProduct::covers`]),
     /// rather than every pair (the default).
@@ -235,15 +243,6 @@ where
             })
             .as_ref()
             .map(FoundAt::from)
-    }
-
-    fn node_of(&self, key: &[u32]) -> u32 {
-        key[0]
-    }
-
-    fn state_part(&self, key: &[u32], state: &mut [u32]) {
-        state.copy_from_slice(key);
-        state[0] = 0;
     }
 }
 

@@ -209,15 +209,6 @@ where
             .map(FoundAt::from)
     }
 
-    fn node_of(&self, key: &[u32]) -> u32 {
-        key[0]
-    }
-
-    fn state_part(&self, key: &[u32], state: &mut [u32]) {
-        state.copy_from_slice(key);
-        state[0] = 0;
-    }
-
     fn trouble(&self) -> Option<&KeyTrouble> {
         Some(&self.trouble)
     }
