@@ -209,6 +209,10 @@ where
             .map(FoundAt::from)
     }
 
+    fn padded_keys(&self) -> bool {
+        true
+    }
+
     fn trouble(&self) -> Option<&KeyTrouble> {
         Some(&self.trouble)
     }

@@ -325,6 +325,10 @@ impl KeyedProduct for OverNodes<'_, '_> {
         self.keys.state_part(key, state);
     }
 
+    fn padded_keys(&self) -> bool {
+        self.keys.padded_keys()
+    }
+
     fn has_antichain(&self) -> bool {
         self.antichain
     }
