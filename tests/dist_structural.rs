@@ -360,3 +360,33 @@ fn a_run_killed_right_after_starting_again_with_wider_keys_resumes_with_the_same
     assert_eq!(resumed.stats.levels, whole.stats.levels);
     assert_eq!(resumed.stats.deadlocks, whole.stats.deadlocks);
 }
+
+/// Memory of a structurally keyed check in two processes (Andrew.csp: encodings of about
+/// 19,000 words, keys of 32,768): its keys are kept and sent trimmed, not padded to the keys'
+/// width (`src/explore/keyed/trimmed.rs`, `src/explore/index/trimmed_keys.rs`). Kept whole,
+/// each process took about 200 MB, and a limit of 120 MB stopped the second check; trimmed,
+/// each takes about 80 MB, and the limit changes nothing: the single process's verdicts,
+/// counts and counterexample.
+#[test]
+fn a_structurally_keyed_check_in_two_processes_keeps_its_keys_trimmed() {
+    let script = corpus("Andrew.csp");
+    let script = script.to_str().unwrap();
+    let out = std::process::Command::new(WEFT)
+        .args(["check", script, "--json"])
+        .output()
+        .unwrap();
+    let single: Value = serde_json::from_str(String::from_utf8_lossy(&out.stdout).trim()).unwrap();
+    let (run, code) = weft_distributed_command("check", &[script], 2, 1, &["--max-memory", "120M"]);
+    assert_eq!(code, out.status.code().unwrap_or(-1));
+    for a in run["assertions"].as_array().unwrap() {
+        assert!(
+            a["stopped"].is_null(),
+            "{}: {}",
+            a["assertion"],
+            a["stopped"]
+        );
+        let peak = a["peak_memory"].as_u64().unwrap();
+        assert!(peak < 120 << 20, "{}: {peak} bytes", a["assertion"]);
+    }
+    assert_eq!(without_timings(&run), without_timings(&single));
+}

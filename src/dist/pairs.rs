@@ -30,7 +30,7 @@ use super::search::{
 };
 use super::{execute_scoped, Connected, Connector, DistError, DistOptions};
 pub use crate::explore::compact::{pair_key, AlonePairs};
-use crate::explore::keyed::{join, split, KeySet, KeyedProduct, SharedSearchError};
+use crate::explore::keyed::{join, split, KeyForm, KeySet, KeyedProduct, SharedSearchError};
 pub use crate::explore::keyed::{PairOptions, PairSearch};
 use crate::explore::StopSignal;
 use crate::refine::SharedPairSearch;
@@ -173,7 +173,14 @@ where
     };
     let width = product.key_width();
 
-    let owned = KeySet::new(width);
+    // Keys padded with zeros (a structural encoding's) are kept and sent trimmed: their
+    // width is what the longest encoding met needs, most encodings far shorter.
+    let form = if product.padded_keys() || trouble.is_some() {
+        KeyForm::trimmed(width)
+    } else {
+        KeyForm::whole(width)
+    };
+    let owned = KeySet::of_form(form);
     let mut initial = vec![0u32; width];
     product.initial_key(&mut initial);
     let mut this = Head {
@@ -186,7 +193,8 @@ where
         key_restarts: persist.map_or(0, |p| p.key_restarts as u64),
         ..Head::default()
     };
-    // The keys of the level being expanded and of the next one, one after another.
+    // The records of the level being expanded and of the next one, one after another (the
+    // keys, or the trimmed keys: `form`).
     let mut frontier: Vec<u32> = Vec::new();
     let resumed = match (
         resumed,
@@ -215,12 +223,14 @@ where
             for key in part.owned.chunks_exact(width) {
                 owned.insert(key);
             }
-            frontier = part.frontier;
+            for key in part.frontier.chunks_exact(width) {
+                form.push(key, &mut frontier);
+            }
         }
         None => {
             if owner_of(&initial, peers) == me {
                 owned.insert(&initial);
-                frontier.extend_from_slice(&initial);
+                form.push(&initial, &mut frontier);
             }
         }
     }
@@ -245,6 +255,14 @@ where
     // prefetched meanwhile, so that their cache misses overlap.
     const AHEAD: usize = 8;
     let receive = |batch: Vec<u32>, next: &mut Vec<u32>| {
+        if form.is_trimmed() {
+            for record in form.records(&batch) {
+                if owned.insert_record(&form, record) {
+                    next.extend_from_slice(record);
+                }
+            }
+            return;
+        }
         for (i, key) in batch.chunks_exact(width).enumerate() {
             if let Some(later) = batch.get((i + AHEAD) * width..(i + AHEAD + 1) * width) {
                 owned.prefetch(later);
@@ -264,23 +282,41 @@ where
     let mut dead_ends = this.dead_ends;
     let mut stopped = None;
     let mut last_written = Instant::now();
+    // The key being expanded, and a successor's record (keys sent trimmed).
+    let mut key = vec![0u32; width];
+    let mut record: Vec<u32> = Vec::new();
     loop {
         levels += 1;
         // 1. Expand this worker's pairs of the level; send each successor to its owner. Once
         // a violation is found, the level's other pairs are still expanded (their steps are
         // counted, as the threaded search counts them) but their successors are not sent.
-        for (i, key) in frontier.chunks_exact(width).enumerate() {
+        for (i, at) in form.records(&frontier).enumerate() {
             if i % POLL_EVERY == POLL_EVERY - 1 {
                 if stop.is_raised() {
                     break;
                 }
                 successors.poll(worker, |batch| receive(batch, &mut next));
             }
+            // A whole key is expanded where it lies; a trimmed one is first written out.
+            let whole: &[u32] = if form.is_trimmed() {
+                form.expand(at, &mut key);
+                &key
+            } else {
+                at
+            };
             let mut steps = 0u64;
-            let found = product.expand_key(key, &mut |target| {
+            let found = product.expand_key(whole, &mut |target| {
                 steps += 1;
                 if !violated {
-                    successors.push(owner_of(target, peers), target);
+                    // The owner by the whole key, as every process (and a checkpoint) has it.
+                    let owner = owner_of(target, peers);
+                    if form.is_trimmed() {
+                        record.clear();
+                        form.push(target, &mut record);
+                        successors.push(owner, &record);
+                    } else {
+                        successors.push(owner, target);
+                    }
                 }
             });
             transitions += steps;
@@ -294,7 +330,7 @@ where
         let failure = trouble.or(product.trouble()).and_then(KeyTrouble::error);
         let code = level_code(failure.as_ref(), stop);
         let [t_lo, t_hi] = split(transitions);
-        let [n_lo, n_hi] = split((next.len() / width) as u64);
+        let [n_lo, n_hi] = split(form.records(&next).count() as u64);
         let due =
             persist.is_some_and(|p| p.checkpoint.is_some() && last_written.elapsed() >= p.interval);
         let gathered = all_gather(
@@ -348,7 +384,8 @@ where
                 dead_ends,
                 ..this
             };
-            checkpoint(worker, &mut counts, p, &head, &frontier, &owned)?;
+            let whole = whole_keys(&form, &frontier);
+            checkpoint(worker, &mut counts, p, &head, &whole, &owned)?;
             last_written = Instant::now();
         }
     }
@@ -374,6 +411,21 @@ where
         deepest: None,
         marks,
     })
+}
+
+/// The keys of the records `records` (of the form `form`), whole, one after another.
+fn whole_keys<'a>(form: &KeyForm, records: &'a [u32]) -> std::borrow::Cow<'a, [u32]> {
+    if !form.is_trimmed() {
+        return records.into();
+    }
+    let width = form.width();
+    let mut whole = Vec::new();
+    for record in form.records(records) {
+        let at = whole.len();
+        whole.resize(at + width, 0);
+        form.expand(record, &mut whole[at..]);
+    }
+    whole.into()
 }
 
 /// Writes this worker's part of the checkpoint of `head.levels` into the checkpoint folder

@@ -15,6 +15,10 @@
 //!   filter comparisons, so a lookup reads the key only when its hash matches, and growing the
 //!   table never reads a key.
 //!
+//!   Keys of [`trimmed_keys::TRIMMED_FROM`] words or more (a distributed run's padded
+//!   structural keys) are kept trimmed instead, one after another behind a lock (module
+//!   `trimmed_keys`).
+//!
 //! # Concurrency
 //!
 //! Insertion is lock free against other insertions: a thread writes the key into its own
@@ -37,6 +41,9 @@ use crossbeam::utils::CachePadded;
 
 use crate::sync::shim::{Arc, AtomicPtr, AtomicU32, AtomicU64, Ordering, UnsafeCell};
 use crate::sync::{BusyForbidden, Participant};
+
+mod trimmed_keys;
+use trimmed_keys::{TrimmedKeys, TRIMMED_FROM};
 
 /// Numbers a thread takes from the shared counter at a time.
 #[cfg(not(loom))]
@@ -89,6 +96,9 @@ pub struct StateIndex {
     capacity: CachePadded<AtomicU64>,
     /// The keys, by number.
     keys: Segmented<AtomicU32>,
+    /// The keys, by number, of an index of keys of [`TRIMMED_FROM`] words or more (`keys` is
+    /// then unused).
+    trimmed: Option<TrimmedKeys>,
     /// The slot table; replaced only in the exclusive section of `lock`.
     table: UnsafeCell<Box<[AtomicU64]>>,
     lock: BusyForbidden,
@@ -142,6 +152,7 @@ impl StateIndex {
             reserved: CachePadded::new(AtomicU64::new(0)),
             capacity: CachePadded::new(AtomicU64::new(INITIAL_SLOTS)),
             keys: Segmented::new(width),
+            trimmed: (width >= TRIMMED_FROM).then(|| TrimmedKeys::new(width)),
             table: UnsafeCell::new(AtomicU64::zeroed(INITIAL_SLOTS as usize)),
             lock: BusyForbidden::new(),
             live_handles: Arc::new(AtomicU64::new(0)),
@@ -276,6 +287,9 @@ impl StateIndex {
 
     /// Copies the key of `number` (a number this index gave out) into `out`.
     pub fn read_key(&self, number: u32, out: &mut [u32]) {
+        if let Some(trimmed) = &self.trimmed {
+            return trimmed.read(number, out);
+        }
         let words = self.key_words(number);
         for (o, w) in out.iter_mut().zip(words) {
             // Ordering: Relaxed; the number reached the caller through the slot's Release /
@@ -285,6 +299,9 @@ impl StateIndex {
     }
 
     fn key_equals(&self, number: u32, key: &[u32]) -> bool {
+        if let Some(trimmed) = &self.trimmed {
+            return trimmed.equals(number, key);
+        }
         // Ordering: Relaxed, as in `read_key` (the slot was loaded with Acquire).
         self.key_words(number)
             .iter()
@@ -293,6 +310,9 @@ impl StateIndex {
     }
 
     fn write_key(&self, number: u64, key: &[u32]) {
+        if let Some(trimmed) = &self.trimmed {
+            return trimmed.write(number, key);
+        }
         for (w, k) in self.key_words(number as u32).iter().zip(key) {
             // Ordering: Relaxed; published by the Release of the slot that holds the number.
             w.store(*k, Ordering::Relaxed);
@@ -315,8 +335,10 @@ impl StateIndex {
         if end > MAX_STATES {
             return Err(IndexFull::Numbers);
         }
-        for segment in self.keys.locate(start).0..=self.keys.locate(end - 1).0 {
-            self.keys.try_install(segment).map_err(IndexFull::Memory)?;
+        if self.trimmed.is_none() {
+            for segment in self.keys.locate(start).0..=self.keys.locate(end - 1).0 {
+                self.keys.try_install(segment).map_err(IndexFull::Memory)?;
+            }
         }
         // Ordering: Relaxed; a hint, checked again in the exclusive section.
         if end * 2 > self.capacity.load(Ordering::Relaxed) {
@@ -756,6 +778,43 @@ mod tests {
             index.numbers_bound() <= 10_050 + BLOCK as u64,
             "{}",
             index.numbers_bound()
+        );
+    }
+
+    /// Keys as wide as padded structural keys are kept trimmed: numbered once each, read
+    /// back whole, in about their trimmed words (a regression to whole keys, 128 KB each,
+    /// fails the bound).
+    #[test]
+    fn very_wide_padded_keys_are_numbered_read_back_and_kept_trimmed() {
+        let width = 32_768;
+        let index = StateIndex::new(width);
+        let mut h = index.handle();
+        let key_of = |i: u32| {
+            let mut key = vec![0u32; width];
+            key[0] = i;
+            key[1 + (i as usize % 50)] = 7;
+            key[width - 1] = 100 + i;
+            key
+        };
+        let mut numbers = HashMap::new();
+        for round in 0..2 {
+            for i in 0..300u32 {
+                let (n, new) = index.insert(&mut h, &key_of(i)).unwrap();
+                assert_eq!(new, round == 0);
+                assert_eq!(*numbers.entry(i).or_insert(n), n);
+            }
+        }
+        let mut out = vec![1u32; width];
+        for (&i, &n) in &numbers {
+            index.read_key(n, &mut out);
+            assert_eq!(out, key_of(i));
+        }
+        let bytes = index.trimmed.as_ref().expect("kept trimmed").bytes();
+        // At most 54 words a key, and room to grow by half: well under 1 KB a key, where
+        // whole keys take 128 KB each.
+        assert!(
+            bytes < 300 * 1024,
+            "{bytes} bytes for 300 keys of at most 54 words"
         );
     }
 

@@ -30,10 +30,12 @@ use super::{LevelObserver, StopReason};
 use crate::ts::TransitionSystem;
 
 mod structural;
+mod trimmed;
 pub use structural::{
     first_key_words, read_structural_key, wider_keys, write_structural_key, KeyFault, KeyTrouble,
     StructuralPairKeys, FIRST_KEY_WORDS, MOST_KEY_WORDS,
 };
+pub use trimmed::{KeyForm, Records, TrimmedSet};
 
 /// A product whose pairs are searched as keys of [`KeyedProduct::key_width`] words.
 pub trait KeyedProduct: Sync {
@@ -48,12 +50,27 @@ pub trait KeyedProduct: Sync {
     /// is one.
     fn expand_key(&self, key: &[u32], emit: &mut dyn FnMut(&[u32])) -> Option<FoundAt>;
 
-    /// The node of the pair whose key is `key`.
-    fn node_of(&self, key: &[u32]) -> u32;
+    /// The node of the pair whose key is `key`. By default its first word: the node
+    /// followed by the implementation state's words (as [`EncodedKeys`] and
+    /// [`StructuralPairKeys`] key their pairs).
+    fn node_of(&self, key: &[u32]) -> u32 {
+        key[0]
+    }
 
     /// Writes into `state` (of the key's width) the key of the pair with node 0 and `key`'s
-    /// implementation state: what the pairs of one implementation state share.
-    fn state_part(&self, key: &[u32], state: &mut [u32]);
+    /// implementation state: what the pairs of one implementation state share. By default
+    /// the key with its first word (the node, as in [`KeyedProduct::node_of`]) made 0.
+    fn state_part(&self, key: &[u32], state: &mut [u32]) {
+        state.copy_from_slice(key);
+        state[0] = 0;
+    }
+
+    /// Whether the keys are padded with zeros before their last word (a structural
+    /// encoding's: [`StructuralPairKeys`]), so that a search keeps and sends them trimmed
+    /// ([`KeyForm::trimmed`]); by default not.
+    fn padded_keys(&self) -> bool {
+        false
+    }
 
     /// Whether the search keeps an antichain of its pairs (see [`KeyedProduct::covers`]),
     /// rather than every pair (the default).
@@ -236,15 +253,6 @@ where
             .as_ref()
             .map(FoundAt::from)
     }
-
-    fn node_of(&self, key: &[u32]) -> u32 {
-        key[0]
-    }
-
-    fn state_part(&self, key: &[u32], state: &mut [u32]) {
-        state.copy_from_slice(key);
-        state[0] = 0;
-    }
 }
 
 /// Shards of a [`WideSet`] (a power of two).
@@ -401,12 +409,15 @@ impl WideSet {
 }
 
 /// A concurrent set of keys of a fixed width: packed into `u64`s for one or two words, in a
-/// [`WideSet`] for more.
+/// [`WideSet`] for more, or trimmed in a [`TrimmedSet`] (keys padded with zeros before their
+/// last word: [`KeyForm::trimmed`]).
 pub enum KeySet {
     /// Keys of one or two words.
     Narrow(CompactSet),
     /// Keys of more words.
     Wide(WideSet),
+    /// Keys padded with zeros, kept trimmed.
+    Trimmed(TrimmedSet),
 }
 
 impl KeySet {
@@ -419,12 +430,32 @@ impl KeySet {
         }
     }
 
+    /// An empty set of keys of the form `form` (trimmed ones in a [`TrimmedSet`]).
+    pub fn of_form(form: KeyForm) -> KeySet {
+        if form.is_trimmed() {
+            KeySet::Trimmed(TrimmedSet::new(form.width()))
+        } else {
+            KeySet::new(form.width())
+        }
+    }
+
     /// Inserts `key`; returns whether it was absent.
     #[inline]
     pub fn insert(&self, key: &[u32]) -> bool {
         match self {
             KeySet::Narrow(set) => set.insert(narrow(key)),
             KeySet::Wide(set) => set.insert(key),
+            KeySet::Trimmed(set) => set.insert(key),
+        }
+    }
+
+    /// Inserts the key of `record`, of the form `form` (the set's: [`KeySet::of_form`]);
+    /// returns whether it was absent.
+    #[inline]
+    pub fn insert_record(&self, form: &KeyForm, record: &[u32]) -> bool {
+        match self {
+            KeySet::Trimmed(set) => set.insert_stored(form.stored(record)),
+            _ => self.insert(record),
         }
     }
 
@@ -442,6 +473,7 @@ impl KeySet {
         match self {
             KeySet::Narrow(set) => set.len(),
             KeySet::Wide(set) => set.len(),
+            KeySet::Trimmed(set) => set.len(),
         }
     }
 
@@ -455,14 +487,16 @@ impl KeySet {
         match self {
             KeySet::Narrow(set) => set.bytes(),
             KeySet::Wide(set) => set.bytes(),
+            KeySet::Trimmed(set) => set.bytes(),
         }
     }
 
-    /// Calls `f` with every key (of `width` words, the set's).
+    /// Calls `f` with every key (of `width` words, the set's), whole.
     pub fn for_each(&self, width: usize, f: &mut dyn FnMut(&[u32])) {
         match self {
             KeySet::Narrow(set) => set.for_each(&mut |k| f(&split(k)[..width])),
             KeySet::Wide(set) => set.for_each(f),
+            KeySet::Trimmed(set) => set.for_each(f),
         }
     }
 }

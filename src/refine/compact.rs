@@ -49,6 +49,7 @@ pub use shared::SharedPairSearch;
 pub(crate) use shared::{
     distributable, replay_path, replay_witness, search_product_shared,
     search_product_witness_shared, search_shared, search_witness_shared, SharedWitness,
+    WitnessSearch,
 };
 
 /// The visited pairs of a compact product search: exact pairs packed into one `u64` each.

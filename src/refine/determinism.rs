@@ -469,11 +469,13 @@ fn search_shared<T: TransitionSystem>(
             most,
         };
         let Some(found) = compact::search_witness_shared(
-            &keys,
-            kind,
-            most as u64,
-            0,
-            false,
+            &compact::WitnessSearch {
+                product: &keys,
+                kind,
+                spec_sets: most as u64,
+                bits: 0,
+                deepest: false,
+            },
             system_opts,
             opts,
             stop,

@@ -264,11 +264,13 @@ impl Shared<'_> {
             }));
         }
         let Some(found) = compact::search_witness_shared(
-            self.keys,
-            self.kind,
-            0,
-            self.bits,
-            false,
+            &compact::WitnessSearch {
+                product: self.keys,
+                kind: self.kind,
+                spec_sets: 0,
+                bits: self.bits,
+                deepest: false,
+            },
             system_opts,
             opts,
             stop,

@@ -283,11 +283,13 @@ fn search_keys(
     stop: &StopSignal,
 ) -> Result<Option<PairSearch>, RefineError> {
     let found = compact::search_witness_shared(
-        keys,
-        kind,
-        fingerprint,
-        bits,
-        true,
+        &compact::WitnessSearch {
+            product: keys,
+            kind,
+            spec_sets: fingerprint,
+            bits,
+            deepest: true,
+        },
         system_opts,
         opts,
         stop,

@@ -209,13 +209,8 @@ where
             .map(FoundAt::from)
     }
 
-    fn node_of(&self, key: &[u32]) -> u32 {
-        key[0]
-    }
-
-    fn state_part(&self, key: &[u32], state: &mut [u32]) {
-        state.copy_from_slice(key);
-        state[0] = 0;
+    fn padded_keys(&self) -> bool {
+        true
     }
 
     fn trouble(&self) -> Option<&KeyTrouble> {

@@ -221,57 +221,56 @@ fn try_search_shared(
     }))
 }
 
-/// Searches `product` as [`search_shared`] does, numbering its pairs canonically (as the
-/// engine numbers those of an exact search), to the end of its first level with a violation,
-/// and rebuilds the least path to the least one across the processes
-/// ([`PairOptions::witness_path`]); with `deepest`, where there is none, the least path to
-/// the pair of the greatest node ([`PairOptions::deepest_path`]). `None` without a
+/// A numbered shared search ([`search_witness_shared`]): its product, what names it in the
+/// processes' fingerprint, and what it rebuilds.
+pub(crate) struct WitnessSearch<'a> {
+    /// The product searched.
+    pub(crate) product: &'a dyn KeyedProduct,
+    /// The kind of search (the fingerprint tells searches of one product apart).
+    pub(crate) kind: u8,
+    /// The specification's sets (or another figure of the search's product), for the
+    /// fingerprint.
+    pub(crate) spec_sets: u64,
+    /// The bits of the packed implementation states (0 for keys of another kind).
+    pub(crate) bits: u32,
+    /// Whether, where there is no violation, the least path to the pair of the greatest
+    /// node is rebuilt ([`PairOptions::deepest_path`]).
+    pub(crate) deepest: bool,
+}
+
+/// Searches `search.product` as [`search_shared`] does, numbering its pairs canonically (as
+/// the engine numbers those of an exact search), to the end of its first level with a
+/// violation, and rebuilds the least path to the least one across the processes
+/// ([`PairOptions::witness_path`]); with `search.deepest`, where there is none, the least
+/// path to the pair of the greatest node ([`PairOptions::deepest_path`]). `None` without a
 /// distributed run.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn search_witness_shared(
-    product: &dyn KeyedProduct,
-    fingerprint_kind: u8,
-    spec_sets: u64,
-    bits: u32,
-    deepest: bool,
+    search: &WitnessSearch<'_>,
     system_opts: &SystemOptions,
     opts: &RunOptions,
     stop: &StopSignal,
 ) -> Result<Option<PairSearch>, RefineError> {
-    try_search_witness_shared(
-        product,
-        fingerprint_kind,
-        spec_sets,
-        bits,
-        deepest,
-        system_opts,
-        opts,
-        stop,
-    )
-    .map_err(|e| RefineError::Distributed(e.to_string()))
+    try_search_witness_shared(search, system_opts, opts, stop)
+        .map_err(|e| RefineError::Distributed(e.to_string()))
 }
 
 /// [`search_witness_shared`], keys too narrow told apart from other failures.
-#[allow(clippy::too_many_arguments)]
 fn try_search_witness_shared(
-    product: &dyn KeyedProduct,
-    fingerprint_kind: u8,
-    spec_sets: u64,
-    bits: u32,
-    deepest: bool,
+    search: &WitnessSearch<'_>,
     system_opts: &SystemOptions,
     opts: &RunOptions,
     stop: &StopSignal,
 ) -> Result<Option<PairSearch>, SharedSearchError> {
+    let product = search.product;
     shared_pairs(
         product,
         [
-            fingerprint_kind as u32 | (product.has_antichain() as u32) << 8,
-            spec_sets as u32,
-            (spec_sets >> 32) as u32,
-            bits,
+            search.kind as u32 | (product.has_antichain() as u32) << 8,
+            search.spec_sets as u32,
+            (search.spec_sets >> 32) as u32,
+            search.bits,
         ],
-        if deepest {
+        if search.deepest {
             Numbering::NumberedDeepest
         } else {
             Numbering::Numbered
@@ -324,6 +323,10 @@ impl KeyedProduct for OverNodes<'_, '_> {
 
     fn state_part(&self, key: &[u32], state: &mut [u32]) {
         self.keys.state_part(key, state);
+    }
+
+    fn padded_keys(&self) -> bool {
+        self.keys.padded_keys()
     }
 
     fn has_antichain(&self) -> bool {
@@ -396,16 +399,14 @@ pub(crate) fn search_product_witness_shared<I: TransitionSystem>(
         };
         let product: &dyn KeyedProduct = &product;
         let spec_sets = nf.num_sets() as u64;
-        try_search_witness_shared(
+        let search = WitnessSearch {
             product,
             kind,
             spec_sets,
             bits,
-            false,
-            system_opts,
-            opts,
-            stop,
-        )
+            deepest: false,
+        };
+        try_search_witness_shared(&search, system_opts, opts, stop)
     };
     let (found, key_of): (_, Box<PairKeyOf<'_, I>>) = match Packed::new(imp)
         .filter(|p| nodes_fit(nf, p.bits()))
