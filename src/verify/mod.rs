@@ -192,6 +192,18 @@ impl AssertionRun {
     pub fn check(&mut self, assertion: &Assertion) -> AssertionResult {
         let started = Instant::now();
         let stop = StopSignal::new();
+        if let (Some(max), Some(held)) = (
+            self.opts.max_memory,
+            crate::explore::limits::resident_bytes(),
+        ) {
+            if held >= max {
+                // An earlier search stopped at the memory limit left its terms in the global
+                // table until the next collection: this search would have no room at all (it
+                // was stopped after one state). Collected now, their memory is reused.
+                crate::term::global().register_thread().collect_garbage();
+                crate::explore::limits::release_free_memory();
+            }
+        }
         let limits = ResourceLimits {
             // Memory freed by earlier searches stays with the allocator for reuse: the budget
             // is never below what the process already holds.
