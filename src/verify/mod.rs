@@ -196,10 +196,11 @@ impl AssertionRun {
             self.opts.max_memory,
             crate::explore::limits::resident_bytes(),
         ) {
-            if held >= max {
-                // An earlier search stopped at the memory limit left its terms in the global
-                // table until the next collection: this search would have no room at all (it
-                // was stopped after one state). Collected now, their memory is reused.
+            if held >= max / 2 {
+                // An earlier search stopped at (or near) the memory limit left its terms in
+                // the global table until the next collection, and its freed memory with the
+                // allocator: this search would have little room or none (it was stopped after
+                // one state). Collected and given back now, the budget is the limit again.
                 crate::term::global().register_thread().collect_garbage();
                 crate::explore::limits::release_free_memory();
             }
