@@ -282,8 +282,9 @@ pub fn default_memory_budget() -> Option<u64> {
     available_memory().map(|m| m / 100 * 85)
 }
 
-/// `mi_option_purge_delay` of mimalloc v3 (as `main.rs` sets it: never purge).
-const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
+/// `mi_option_purge_delay` of mimalloc v3 (the version `libmimalloc-sys` builds by default;
+/// the `weft` command sets it to -1: never purge).
+pub const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 
 /// Gives the memory that mimalloc holds free back to the system, once: the command never
 /// purges (its peak is what counts), so the resident memory of a search that was stopped
