@@ -371,13 +371,9 @@ fn a_run_killed_right_after_starting_again_with_wider_keys_resumes_with_the_same
 fn a_structurally_keyed_check_in_two_processes_keeps_its_keys_trimmed() {
     let script = corpus("Andrew.csp");
     let script = script.to_str().unwrap();
-    let out = std::process::Command::new(WEFT)
-        .args(["check", script, "--json"])
-        .output()
-        .unwrap();
-    let single: Value = serde_json::from_str(String::from_utf8_lossy(&out.stdout).trim()).unwrap();
+    let (single, single_code) = weft_single("check", &[script]);
     let (run, code) = weft_distributed_command("check", &[script], 2, 1, &["--max-memory", "120M"]);
-    assert_eq!(code, out.status.code().unwrap_or(-1));
+    assert_eq!(code, single_code);
     for a in run["assertions"].as_array().unwrap() {
         assert!(
             a["stopped"].is_null(),
