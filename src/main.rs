@@ -7,8 +7,8 @@ static GLOBAL: MiMalloc = MiMalloc;
 
 mod cli;
 
-use weft::explore::limits::MI_OPTION_PURGE_DELAY;
-
+/// `mi_option_purge_delay` of mimalloc v3 (the version `libmimalloc-sys` builds by default).
+const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 /// `mi_option_allow_thp` of mimalloc v3.
 const MI_OPTION_ALLOW_THP: libmimalloc_sys::mi_option_t = 43;
 

@@ -556,43 +556,6 @@ fn the_memory_budget_stops_a_check_with_exit_code_2() {
     assert!(a["states"].as_u64().expect("states") > 0, "{a}");
 }
 
-/// A search stopped at the memory limit leaves the later assertions their room (ans15: on a
-/// real script, `cuco.csp`, the two small checks after an endless counter were stopped at
-/// once, the memory the counter's search had freed still counted). Verdicts by hand: `Clock`
-/// goes tick, tick, cuckoo for ever (no deadlock, equal to `Spec`); `Clock(1)` starts at its
-/// second tick, so `<tick, tick>`, a trace of `Clock(0)`, is not one of its traces.
-#[test]
-fn a_search_stopped_by_the_memory_limit_leaves_room_for_the_next() {
-    let script = scratch(
-        "memory_left_for_the_next.csp",
-        "channel tick, cuckoo\n\
-         Up(n) = tick -> Up(n + 1)\n\
-         Clock(n) = if n == 2 then cuckoo -> Clock(0) else tick -> Clock(n + 1)\n\
-         Spec = tick -> tick -> cuckoo -> Spec\n\
-         assert Up(0) :[deadlock free]\n\
-         assert Clock(0) :[deadlock free]\n\
-         assert Spec [FD= Clock(0)\n\
-         assert Clock(1) [T= Clock(0)\n",
-    );
-    let (code, out, err) = weft(&[
-        "check",
-        &script.display().to_string(),
-        "--max-memory",
-        "200M",
-        "--json",
-    ]);
-    assert_eq!(code, 2, "{out}{err}");
-    let value: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
-    let verdicts: Vec<&str> = value["assertions"]
-        .as_array()
-        .expect("assertions")
-        .iter()
-        .map(|a| a["verdict"].as_str().expect("verdict"))
-        .collect();
-    assert_eq!(verdicts, ["stopped", "holds", "holds", "fails"], "{err}");
-    assert_eq!(value["assertions"][0]["stopped"], "memory-limit");
-}
-
 /// Found by the mutation fuzzer: a network that doubles with its parameter (2^100 linked
 /// components) never ended; it is now refused at once, the exit code 2.
 #[test]

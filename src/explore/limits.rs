@@ -282,24 +282,6 @@ pub fn default_memory_budget() -> Option<u64> {
     available_memory().map(|m| m / 100 * 85)
 }
 
-/// `mi_option_purge_delay` of mimalloc v3 (the version `libmimalloc-sys` builds by default;
-/// the `weft` command sets it to -1: never purge).
-pub const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
-
-/// Gives the memory that mimalloc holds free back to the system, once: the command never
-/// purges (its peak is what counts), so the resident memory of a search that was stopped
-/// at the memory limit would stay counted against every later search. Harmless where
-/// mimalloc is not the allocator (its own heaps are then empty).
-pub fn release_free_memory() {
-    // SAFETY: process-wide allocator options and a collection of the calling thread's heap
-    // and of abandoned ones; mimalloc allows both at any time, and they take no pointers.
-    unsafe {
-        libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 0);
-        libmimalloc_sys::mi_collect(true);
-        libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, -1);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

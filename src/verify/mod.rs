@@ -192,19 +192,6 @@ impl AssertionRun {
     pub fn check(&mut self, assertion: &Assertion) -> AssertionResult {
         let started = Instant::now();
         let stop = StopSignal::new();
-        if let (Some(max), Some(held)) = (
-            self.opts.max_memory,
-            crate::explore::limits::resident_bytes(),
-        ) {
-            if held >= max / 2 {
-                // An earlier search stopped at (or near) the memory limit left its terms in
-                // the global table until the next collection, and its freed memory with the
-                // allocator: this search would have little room or none (it was stopped after
-                // one state). Collected and given back now, the budget is the limit again.
-                crate::term::global().register_thread().collect_garbage();
-                crate::explore::limits::release_free_memory();
-            }
-        }
         let limits = ResourceLimits {
             // Memory freed by earlier searches stays with the allocator for reuse: the budget
             // is never below what the process already holds.
